@@ -1,0 +1,24 @@
+//! The atomics the shared breaker stands on: `core`'s where the target has them,
+//! `portable-atomic`'s on targets without compare-and-swap or 64-bit atomics, loom's
+//! under `cfg(loom)` model checking.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+#[cfg(all(not(loom), feature = "portable-atomic"))]
+pub(crate) use portable_atomic::{AtomicU32, AtomicU64, Ordering};
+
+#[cfg(all(not(loom), not(feature = "portable-atomic")))]
+pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// Adds one, stopping at `u32::MAX` instead of wrapping.
+#[inline]
+pub(crate) fn saturating_inc(counter: &AtomicU32) {
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
+}
+
+#[cfg(all(not(loom), not(feature = "portable-atomic"), not(target_has_atomic = "64")))]
+compile_error!(
+    "breaker-core keeps a breaker's state in one 64-bit atomic word, which this target lacks: \
+     enable the `portable-atomic` feature (and provide a `critical-section` implementation in your binary)"
+);

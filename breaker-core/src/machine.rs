@@ -1,0 +1,531 @@
+//! The transition table as pure functions over a packed, `Copy` state.
+//!
+//! Both the single-owner [`Breaker`](crate::Breaker) and the shared
+//! [`SharedBreaker`](crate::SharedBreaker) apply exactly these functions; they differ only in
+//! how they store the state (a plain field, or one atomic word updated by compare-and-swap).
+
+use crate::policy::MAX_BACKOFF_STEP;
+use crate::{Duration, Instant, Outcome, Policy, Refused, Verdict};
+
+/// Where a breaker is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Phase {
+    /// Normal life: calls flow, strikes are counted.
+    Closed,
+    /// Tripped: calls are refused until the cooldown has elapsed.
+    Open,
+    /// The experiment: one probe at a time is let through.
+    HalfOpen,
+}
+
+/// Why a transition happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Reason {
+    /// Consecutive strikes reached the trip count.
+    Strikes,
+    /// A trip verdict tripped the breaker on first contact.
+    TripVerdict,
+    /// The probe failed.
+    ProbeFailed,
+    /// The probe's lease expired unanswered; the re-open is backdated to the lease's end.
+    LeaseExpired,
+    /// The cooldown elapsed and a caller became the probe.
+    CooldownElapsed,
+    /// Enough consecutive probes succeeded.
+    Recovered,
+    /// [`force_open`](crate::Breaker::force_open) was called.
+    ForcedOpen,
+    /// [`reset`](crate::Breaker::reset) was called.
+    Reset,
+}
+
+/// One change of [`Phase`], as told to an [`Observer`](crate::Observer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Transition {
+    /// The phase before.
+    pub from: Phase,
+    /// The phase after.
+    pub to: Phase,
+    /// Why.
+    pub why: Reason,
+    /// When it took effect (for a lease expiry: the lease's end, not the moment it was noticed).
+    pub at: Instant,
+    /// The cooldown now running, when `to` is [`Phase::Open`] and not forced; zero otherwise.
+    pub cooldown: Duration,
+}
+
+/// A breaker's state as seen from outside, at one instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum State {
+    /// Closed, with this many consecutive strikes so far.
+    Closed {
+        /// Consecutive strikes since the last success.
+        strikes: u32,
+    },
+    /// Open.
+    Open {
+        /// Time left before a call may become the probe (zero when forced: see `forced`).
+        remaining: Duration,
+        /// Opened by `force_open`: stays open until `reset`.
+        forced: bool,
+    },
+    /// Half-open.
+    HalfOpen {
+        /// A probe is out and unanswered.
+        probing: bool,
+        /// Consecutive probe successes so far.
+        streak: u32,
+    },
+}
+
+impl State {
+    /// The phase of this state.
+    pub const fn phase(&self) -> Phase {
+        match self {
+            State::Closed { .. } => Phase::Closed,
+            State::Open { .. } => Phase::Open,
+            State::HalfOpen { .. } => Phase::HalfOpen,
+        }
+    }
+}
+
+/// Why a call was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum RefusalReason {
+    /// Open, cooling down.
+    Open,
+    /// Half-open, and the one probe is out.
+    Probing,
+    /// Forced open until reset.
+    ForcedOpen,
+}
+
+/// Generation numbers are this many bits wide (they wrap; see [`Core::gen`]).
+pub(crate) const GEN_BITS: u32 = 12;
+const GEN_MASK: u16 = (1 << GEN_BITS) - 1;
+
+/// The whole state of one breaker, small enough to pack into one `u64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Core {
+    pub phase: Phase,
+    /// Half-open only: the probe slot is taken.
+    pub probe_out: bool,
+    /// Open only: forced open until reset.
+    pub forced: bool,
+    /// Closed only: consecutive strikes.
+    pub strikes: u8,
+    /// Half-open only: consecutive probe successes.
+    pub streak: u8,
+    /// Re-opens since the last close (the backoff step), at most `MAX_BACKOFF_STEP`.
+    pub step: u8,
+    /// Bumped on every phase change; a permit from an older generation is stale. It wraps
+    /// after 4096 transitions, so a permit held across exactly a multiple of that many
+    /// transitions would pass for fresh.
+    pub gen: u16,
+    /// Open: the instant the cooldown counts from (later than the real opening when a trip
+    /// verdict asked for a longer hold). Half-open with a probe out: when the probe started.
+    pub anchor: Instant,
+}
+
+/// The permit data a gate decision hands out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct Ticket {
+    pub gen: u16,
+    pub probe: bool,
+}
+
+/// Things that happened during one step, for counters.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Events {
+    pub admitted: bool,
+    pub skipped: bool,
+    pub probe_granted: bool,
+    pub trips: u8,
+    pub lease_expired: bool,
+    pub success: bool,
+    pub failure: bool,
+    pub neutral: bool,
+}
+
+/// The result of one pure step: the next state, what happened, and up to two transitions
+/// (a lazily noticed lease expiry can be followed at once by a new probe).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Step<D> {
+    pub next: Core,
+    pub decision: D,
+    pub events: Events,
+    pub transitions: [Option<Transition>; 2],
+}
+
+impl<D> Step<D> {
+    pub fn transitions(&self) -> impl Iterator<Item = &Transition> {
+        self.transitions.iter().flatten()
+    }
+}
+
+struct Builder {
+    core: Core,
+    events: Events,
+    transitions: [Option<Transition>; 2],
+}
+
+impl Builder {
+    fn new(core: Core) -> Builder {
+        Builder {
+            core,
+            events: Events::default(),
+            transitions: [None, None],
+        }
+    }
+
+    fn finish<D>(self, decision: D) -> Step<D> {
+        Step {
+            next: self.core,
+            decision,
+            events: self.events,
+            transitions: self.transitions,
+        }
+    }
+
+    fn go(&mut self, to: Phase, why: Reason, at: Instant, cooldown: Duration) {
+        let t = Transition {
+            from: self.core.phase,
+            to,
+            why,
+            at,
+            cooldown,
+        };
+        match self.transitions {
+            [None, _] => self.transitions[0] = Some(t),
+            _ => self.transitions[1] = Some(t),
+        }
+        self.core.phase = to;
+        self.core.gen = self.core.gen.wrapping_add(1) & GEN_MASK;
+        self.core.probe_out = false;
+        self.core.forced = false;
+        self.core.strikes = 0;
+        self.core.streak = 0;
+        if to == Phase::Open {
+            self.events.trips = self.events.trips.saturating_add(1);
+        }
+    }
+
+    /// Opens (or re-opens) at `at`, staying open at least `hold`.
+    fn open(&mut self, policy: &Policy, why: Reason, at: Instant, hold: Duration) {
+        let cooldown = policy.cooldown_at(self.core.step);
+        self.go(Phase::Open, why, at, cooldown.max(hold));
+        self.core.anchor = at.wrapping_add(hold.saturating_sub(cooldown));
+    }
+
+    fn advance_backoff(&mut self) {
+        if self.core.step < MAX_BACKOFF_STEP {
+            self.core.step += 1;
+        }
+    }
+
+    /// Notices a probe lease that ran out: re-opens, backdated to the lease's end.
+    fn expire_lease(&mut self, policy: &Policy, now: Instant) {
+        let c = self.core;
+        if c.phase == Phase::HalfOpen && c.probe_out && now.since(c.anchor) >= policy.probe_lease() {
+            self.advance_backoff();
+            self.events.lease_expired = true;
+            let lease_end = c.anchor.wrapping_add(policy.probe_lease());
+            self.open(policy, Reason::LeaseExpired, lease_end, Duration::ZERO);
+        }
+    }
+}
+
+fn hold_of(verdict: Verdict) -> Duration {
+    match verdict {
+        Verdict::TripFor(d) => d,
+        _ => Duration::ZERO,
+    }
+}
+
+impl Core {
+    pub const INITIAL: Core = Core {
+        phase: Phase::Closed,
+        probe_out: false,
+        forced: false,
+        strikes: 0,
+        streak: 0,
+        step: 0,
+        gen: 0,
+        anchor: Instant::ZERO,
+    };
+
+    /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.
+    pub fn acquire(self, policy: &Policy, now: Instant) -> Step<Result<Ticket, Refused>> {
+        let mut b = Builder::new(self);
+        b.expire_lease(policy, now);
+        let c = b.core;
+        let decision = match c.phase {
+            Phase::Closed => Ok(Ticket {
+                gen: c.gen,
+                probe: false,
+            }),
+            Phase::Open if c.forced => Err(Refused {
+                reason: RefusalReason::ForcedOpen,
+                retry_in: None,
+            }),
+            Phase::Open => {
+                let (elapsed, cooldown) = (now.since(c.anchor), policy.cooldown_at(c.step));
+                if elapsed >= cooldown {
+                    b.go(Phase::HalfOpen, Reason::CooldownElapsed, now, Duration::ZERO);
+                    b.core.probe_out = true;
+                    b.core.anchor = now;
+                    Ok(Ticket {
+                        gen: b.core.gen,
+                        probe: true,
+                    })
+                } else {
+                    Err(Refused {
+                        reason: RefusalReason::Open,
+                        // Not `cooldown - elapsed`: a trip verdict's hold can make it longer.
+                        retry_in: Some(c.remaining(policy, now)),
+                    })
+                }
+            }
+            Phase::HalfOpen if c.probe_out => Err(Refused {
+                reason: RefusalReason::Probing,
+                retry_in: None,
+            }),
+            Phase::HalfOpen => {
+                b.core.probe_out = true;
+                b.core.anchor = now;
+                Ok(Ticket {
+                    gen: c.gen,
+                    probe: true,
+                })
+            }
+        };
+        match decision {
+            Ok(t) => {
+                b.events.admitted = true;
+                b.events.probe_granted = t.probe;
+            }
+            Err(_) => b.events.skipped = true,
+        }
+        b.finish(decision)
+    }
+
+    /// Reports the outcome of a call admitted with `ticket`.
+    pub fn record(self, policy: &Policy, ticket: Ticket, outcome: Outcome, now: Instant) -> Step<()> {
+        let mut b = Builder::new(self);
+        b.expire_lease(policy, now);
+        let c = b.core;
+        let fresh = c.issued(ticket);
+        match outcome {
+            Outcome::Success => {
+                b.events.success = true;
+                if fresh && c.phase == Phase::Closed {
+                    b.core.strikes = 0;
+                } else if fresh {
+                    let streak = c.streak.saturating_add(1);
+                    if u32::from(streak) >= policy.probes_to_close() {
+                        b.core.step = 0;
+                        b.go(Phase::Closed, Reason::Recovered, now, Duration::ZERO);
+                    } else {
+                        b.core.streak = streak;
+                        b.core.probe_out = false;
+                    }
+                }
+            }
+            Outcome::Error(Verdict::Neutral) => {
+                b.events.neutral = true;
+                if fresh && c.phase == Phase::HalfOpen {
+                    b.core.probe_out = false;
+                }
+            }
+            Outcome::Error(verdict) => {
+                b.events.failure = true;
+                let hold = hold_of(verdict);
+                match c.phase {
+                    Phase::Closed if fresh => {
+                        let strikes = c.strikes.saturating_add(1);
+                        if verdict != Verdict::Strike {
+                            b.open(policy, Reason::TripVerdict, now, hold);
+                        } else if u32::from(strikes) >= policy.trip() {
+                            b.open(policy, Reason::Strikes, now, hold);
+                        } else {
+                            b.core.strikes = strikes;
+                        }
+                    }
+                    Phase::HalfOpen if fresh => {
+                        b.advance_backoff();
+                        b.open(policy, Reason::ProbeFailed, now, hold);
+                    }
+                    Phase::Open => {
+                        // Fresh bad news restarts the wait; it never shortens a longer hold.
+                        let cooldown = policy.cooldown_at(c.step);
+                        let candidate = now.wrapping_add(hold.saturating_sub(cooldown));
+                        b.core.anchor = c.anchor.later(candidate);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        b.finish(())
+    }
+
+    /// Whether `ticket` was issued in the current generation and its outcome still counts.
+    fn issued(&self, ticket: Ticket) -> bool {
+        ticket.gen == self.gen
+            && match self.phase {
+                Phase::Closed => !ticket.probe,
+                Phase::HalfOpen => ticket.probe && self.probe_out,
+                Phase::Open => false,
+            }
+    }
+
+    /// Whether an outcome reported with `ticket` at `now` would still count (not stale).
+    pub fn is_fresh(self, policy: &Policy, ticket: Ticket, now: Instant) -> bool {
+        self.settled(policy, now).issued(ticket)
+    }
+
+    /// The state with a lapsed probe lease taken into account: what the next call sees first.
+    pub fn settled(self, policy: &Policy, now: Instant) -> Core {
+        let mut b = Builder::new(self);
+        b.expire_lease(policy, now);
+        b.core
+    }
+
+    /// Opens until [`Core::reset`].
+    pub fn force_open(self, now: Instant) -> Step<()> {
+        let mut b = Builder::new(self);
+        b.go(Phase::Open, Reason::ForcedOpen, now, Duration::ZERO);
+        b.events.trips = 0;
+        b.core.forced = true;
+        b.core.anchor = now;
+        b.finish(())
+    }
+
+    /// Closes, with every strike, streak and backoff step zeroed.
+    pub fn reset(self, now: Instant) -> Step<()> {
+        let mut b = Builder::new(self);
+        b.core.step = 0;
+        b.go(Phase::Closed, Reason::Reset, now, Duration::ZERO);
+        b.finish(())
+    }
+
+    /// The state as seen at `now`, with a lapsed lease taken into account.
+    pub fn view(self, policy: &Policy, now: Instant) -> State {
+        let c = self.settled(policy, now);
+        match c.phase {
+            Phase::Closed => State::Closed {
+                strikes: c.strikes.into(),
+            },
+            Phase::Open if c.forced => State::Open {
+                remaining: Duration::ZERO,
+                forced: true,
+            },
+            Phase::Open => State::Open {
+                remaining: c.remaining(policy, now),
+                forced: false,
+            },
+            Phase::HalfOpen => State::HalfOpen {
+                probing: c.probe_out,
+                streak: c.streak.into(),
+            },
+        }
+    }
+
+    /// Open: the wait left before a call may become the probe. Otherwise zero.
+    pub fn remaining(self, policy: &Policy, now: Instant) -> Duration {
+        if self.phase != Phase::Open {
+            return Duration::ZERO;
+        }
+        let deadline = self.anchor.wrapping_add(policy.cooldown_at(self.step));
+        deadline.since(now).min(Duration::MAX)
+    }
+
+    // ---- packing into one u64 -------------------------------------------------------
+    //
+    // bits  0..32 anchor      32..34 phase     34 probe_out   35 forced
+    //      36..44 strikes     44..48 streak    48..52 step    52..64 gen
+    //
+    // Closed with no strikes has bits 32..44 all zero: the hot path tests only that.
+
+    /// Bits that are all zero exactly when the breaker is Closed with no strikes pending.
+    pub const HOT_MASK: u64 = 0xFFF << 32;
+
+    pub const fn pack(self) -> u64 {
+        let phase = match self.phase {
+            Phase::Closed => 0u64,
+            Phase::Open => 1,
+            Phase::HalfOpen => 2,
+        };
+        self.anchor.as_millis() as u64
+            | phase << 32
+            | (self.probe_out as u64) << 34
+            | (self.forced as u64) << 35
+            | (self.strikes as u64) << 36
+            | ((self.streak & 0xF) as u64) << 44
+            | ((self.step & 0xF) as u64) << 48
+            | ((self.gen & GEN_MASK) as u64) << 52
+    }
+
+    pub const fn unpack(w: u64) -> Core {
+        Core {
+            anchor: Instant::from_millis(w as u32),
+            phase: match (w >> 32) & 3 {
+                0 => Phase::Closed,
+                1 => Phase::Open,
+                _ => Phase::HalfOpen,
+            },
+            probe_out: (w >> 34) & 1 == 1,
+            forced: (w >> 35) & 1 == 1,
+            strikes: (w >> 36) as u8,
+            streak: ((w >> 44) & 0xF) as u8,
+            step: ((w >> 48) & 0xF) as u8,
+            gen: ((w >> 52) as u16) & GEN_MASK,
+        }
+    }
+
+    /// The generation bits of a packed word.
+    pub const fn gen_of(w: u64) -> u16 {
+        ((w >> 52) as u16) & GEN_MASK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_round_trips() {
+        let c = Core {
+            phase: Phase::HalfOpen,
+            probe_out: true,
+            forced: false,
+            strikes: 255,
+            streak: 15,
+            step: 15,
+            gen: GEN_MASK,
+            anchor: Instant::from_millis(u32::MAX),
+        };
+        assert_eq!(Core::unpack(c.pack()), c);
+        assert_eq!(Core::unpack(Core::INITIAL.pack()), Core::INITIAL);
+        assert_eq!(Core::INITIAL.pack() & Core::HOT_MASK, 0);
+    }
+
+    #[test]
+    fn only_closed_without_strikes_is_hot() {
+        let mut c = Core::INITIAL;
+        c.gen = 7;
+        c.anchor = Instant::from_millis(12345);
+        assert_eq!(c.pack() & Core::HOT_MASK, 0);
+        c.strikes = 1;
+        assert_ne!(c.pack() & Core::HOT_MASK, 0);
+        let open = Core {
+            phase: Phase::Open,
+            ..Core::INITIAL
+        };
+        assert_ne!(open.pack() & Core::HOT_MASK, 0);
+    }
+}

@@ -1,0 +1,282 @@
+//! How a breaker decides: trip count, cooldown, probe lease, probes to close, backoff.
+
+use core::fmt;
+
+use crate::Duration;
+
+/// The largest trip count: strikes are kept in 8 bits.
+pub const MAX_TRIP: u32 = 255;
+/// The most consecutive probe successes a policy may require to close.
+pub const MAX_PROBES: u32 = 15;
+/// The most re-opens the backoff counts; past it the cooldown stays where it is.
+pub const MAX_BACKOFF_STEP: u8 = 15;
+
+/// A breaker's policy. Every constructor is a `const fn`, so a policy can live in a
+/// `static` (in flash on a microcontroller).
+///
+/// ```
+/// use breaker_core::{Duration, Policy};
+///
+/// // Trip after 3 strikes, refuse for 30 s, give a probe 10 s to answer, need 2 probe
+/// // successes to close, and double the cooldown on each re-open up to 30 minutes.
+/// static POLICY: Policy = Policy::new(3, Duration::from_secs(30))
+///     .with_probe_lease(Duration::from_secs(10))
+///     .with_probes_to_close(2)
+///     .with_backoff(2, Duration::from_mins(30));
+/// assert_eq!(POLICY.cooldown_at(3), Duration::from_secs(240));
+/// ```
+///
+/// Nonsense is rejected: in a `const` or `static` it does not compile,
+///
+/// ```compile_fail
+/// use breaker_core::{Duration, Policy};
+/// static NEVER: Policy = Policy::new(0, Duration::from_secs(30)); // trip must be >= 1
+/// ```
+///
+/// and the `try_` constructors return a [`PolicyError`] for values known only at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Policy {
+    trip: u8,
+    probes_to_close: u8,
+    backoff_multiplier: u8,
+    cooldown: Duration,
+    max_cooldown: Duration,
+    probe_lease: Duration,
+}
+
+/// Why a policy was rejected.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// `trip` was 0 or above [`MAX_TRIP`].
+    TripOutOfRange,
+    /// The cooldown was zero.
+    ZeroCooldown,
+    /// The probe lease was zero.
+    ZeroProbeLease,
+    /// `probes_to_close` was 0 or above [`MAX_PROBES`].
+    ProbesOutOfRange,
+    /// The backoff multiplier was 0 or above 255.
+    MultiplierOutOfRange,
+    /// The backoff cap was shorter than the base cooldown.
+    CapBelowCooldown,
+}
+
+impl PolicyError {
+    /// What went wrong, as one sentence.
+    pub const fn message(self) -> &'static str {
+        match self {
+            PolicyError::TripOutOfRange => "trip must be between 1 and 255 consecutive strikes",
+            PolicyError::ZeroCooldown => "cooldown must be longer than zero",
+            PolicyError::ZeroProbeLease => "probe lease must be longer than zero",
+            PolicyError::ProbesOutOfRange => "probes to close must be between 1 and 15",
+            PolicyError::MultiplierOutOfRange => "backoff multiplier must be between 1 and 255",
+            PolicyError::CapBelowCooldown => "max cooldown must not be shorter than the cooldown",
+        }
+    }
+
+    const fn fail(self) -> ! {
+        // A `const` panic needs a literal message per variant to show it at compile time.
+        match self {
+            PolicyError::TripOutOfRange => panic!("trip must be between 1 and 255 consecutive strikes"),
+            PolicyError::ZeroCooldown => panic!("cooldown must be longer than zero"),
+            PolicyError::ZeroProbeLease => panic!("probe lease must be longer than zero"),
+            PolicyError::ProbesOutOfRange => panic!("probes to close must be between 1 and 15"),
+            PolicyError::MultiplierOutOfRange => panic!("backoff multiplier must be between 1 and 255"),
+            PolicyError::CapBelowCooldown => panic!("max cooldown must not be shorter than the cooldown"),
+        }
+    }
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl core::error::Error for PolicyError {}
+
+macro_rules! unwrap_policy {
+    ($e:expr) => {
+        match $e {
+            Ok(p) => p,
+            Err(e) => e.fail(),
+        }
+    };
+}
+
+impl Policy {
+    /// Trip after `trip` consecutive strikes and refuse for `cooldown`. The probe lease
+    /// defaults to the cooldown, one probe success closes, and the cooldown is constant.
+    ///
+    /// # Panics
+    /// On a nonsense value (a compile error in a `const`); see [`Policy::try_new`].
+    pub const fn new(trip: u32, cooldown: Duration) -> Policy {
+        unwrap_policy!(Self::try_new(trip, cooldown))
+    }
+
+    /// [`Policy::new`] for values known only at run time.
+    pub const fn try_new(trip: u32, cooldown: Duration) -> Result<Policy, PolicyError> {
+        if trip == 0 || trip > MAX_TRIP {
+            return Err(PolicyError::TripOutOfRange);
+        }
+        if cooldown.as_millis() == 0 {
+            return Err(PolicyError::ZeroCooldown);
+        }
+        Ok(Policy {
+            trip: trip as u8,
+            probes_to_close: 1,
+            backoff_multiplier: 1,
+            cooldown,
+            max_cooldown: cooldown,
+            probe_lease: cooldown,
+        })
+    }
+
+    /// How long a granted probe may stay unanswered before it counts as failed.
+    ///
+    /// # Panics
+    /// If `lease` is zero (a compile error in a `const`).
+    pub const fn with_probe_lease(self, lease: Duration) -> Policy {
+        unwrap_policy!(self.try_with_probe_lease(lease))
+    }
+
+    /// [`Policy::with_probe_lease`] for values known only at run time.
+    pub const fn try_with_probe_lease(mut self, lease: Duration) -> Result<Policy, PolicyError> {
+        if lease.as_millis() == 0 {
+            return Err(PolicyError::ZeroProbeLease);
+        }
+        self.probe_lease = lease;
+        Ok(self)
+    }
+
+    /// How many consecutive probe successes close the breaker (probes are granted one
+    /// at a time).
+    ///
+    /// # Panics
+    /// If `probes` is 0 or above [`MAX_PROBES`] (a compile error in a `const`).
+    pub const fn with_probes_to_close(self, probes: u32) -> Policy {
+        unwrap_policy!(self.try_with_probes_to_close(probes))
+    }
+
+    /// [`Policy::with_probes_to_close`] for values known only at run time.
+    pub const fn try_with_probes_to_close(mut self, probes: u32) -> Result<Policy, PolicyError> {
+        if probes == 0 || probes > MAX_PROBES {
+            return Err(PolicyError::ProbesOutOfRange);
+        }
+        self.probes_to_close = probes as u8;
+        Ok(self)
+    }
+
+    /// Each re-open without an intervening close multiplies the cooldown by `multiplier`,
+    /// up to `max_cooldown`; a close resets it. A multiplier of 1 keeps it constant.
+    ///
+    /// # Panics
+    /// If `multiplier` is 0 or above 255, or `max_cooldown` is shorter than the cooldown
+    /// (a compile error in a `const`).
+    pub const fn with_backoff(self, multiplier: u32, max_cooldown: Duration) -> Policy {
+        unwrap_policy!(self.try_with_backoff(multiplier, max_cooldown))
+    }
+
+    /// [`Policy::with_backoff`] for values known only at run time.
+    pub const fn try_with_backoff(mut self, multiplier: u32, max_cooldown: Duration) -> Result<Policy, PolicyError> {
+        if multiplier == 0 || multiplier > 255 {
+            return Err(PolicyError::MultiplierOutOfRange);
+        }
+        if max_cooldown.as_millis() < self.cooldown.as_millis() {
+            return Err(PolicyError::CapBelowCooldown);
+        }
+        self.backoff_multiplier = multiplier as u8;
+        self.max_cooldown = max_cooldown;
+        Ok(self)
+    }
+
+    /// Consecutive strikes in Closed that trip the breaker.
+    pub const fn trip(&self) -> u32 {
+        self.trip as u32
+    }
+
+    /// The base cooldown.
+    pub const fn cooldown(&self) -> Duration {
+        self.cooldown
+    }
+
+    /// The longest cooldown the backoff reaches.
+    pub const fn max_cooldown(&self) -> Duration {
+        self.max_cooldown
+    }
+
+    /// The backoff multiplier (1: constant cooldown).
+    pub const fn backoff_multiplier(&self) -> u32 {
+        self.backoff_multiplier as u32
+    }
+
+    /// How long a probe may stay unanswered.
+    pub const fn probe_lease(&self) -> Duration {
+        self.probe_lease
+    }
+
+    /// Consecutive probe successes needed to close.
+    pub const fn probes_to_close(&self) -> u32 {
+        self.probes_to_close as u32
+    }
+
+    /// The cooldown after `step` re-opens without a close: `cooldown * multiplier^step`,
+    /// capped at [`Policy::max_cooldown`].
+    pub const fn cooldown_at(&self, step: u8) -> Duration {
+        let mut d = self.cooldown;
+        let mut i = 0;
+        while i < step {
+            d = match d.checked_mul(self.backoff_multiplier as u32) {
+                Some(next) if next.as_millis() < self.max_cooldown.as_millis() => next,
+                _ => return self.max_cooldown,
+            };
+            i += 1;
+        }
+        d
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonsense_is_rejected() {
+        let s30 = Duration::from_secs(30);
+        assert_eq!(Policy::try_new(0, s30), Err(PolicyError::TripOutOfRange));
+        assert_eq!(Policy::try_new(256, s30), Err(PolicyError::TripOutOfRange));
+        assert_eq!(Policy::try_new(3, Duration::ZERO), Err(PolicyError::ZeroCooldown));
+        let p = Policy::new(3, s30);
+        assert_eq!(p.try_with_probe_lease(Duration::ZERO), Err(PolicyError::ZeroProbeLease));
+        assert_eq!(p.try_with_probes_to_close(0), Err(PolicyError::ProbesOutOfRange));
+        assert_eq!(p.try_with_probes_to_close(16), Err(PolicyError::ProbesOutOfRange));
+        assert_eq!(p.try_with_backoff(0, s30), Err(PolicyError::MultiplierOutOfRange));
+        assert_eq!(
+            p.try_with_backoff(2, Duration::from_secs(29)),
+            Err(PolicyError::CapBelowCooldown)
+        );
+    }
+
+    #[test]
+    fn backoff_grows_to_the_cap_and_never_overflows() {
+        let p = Policy::new(3, Duration::from_mins(2)).with_backoff(2, Duration::from_mins(30));
+        assert_eq!(p.cooldown_at(0), Duration::from_mins(2));
+        assert_eq!(p.cooldown_at(1), Duration::from_mins(4));
+        assert_eq!(p.cooldown_at(3), Duration::from_mins(16));
+        assert_eq!(p.cooldown_at(4), Duration::from_mins(30));
+        assert_eq!(p.cooldown_at(MAX_BACKOFF_STEP), Duration::from_mins(30));
+        let wide = Policy::new(1, Duration::from_secs(1)).with_backoff(255, Duration::MAX);
+        assert_eq!(wide.cooldown_at(MAX_BACKOFF_STEP), Duration::MAX);
+    }
+
+    #[test]
+    fn defaults_are_documented_ones() {
+        let p = Policy::new(3, Duration::from_secs(30));
+        assert_eq!(p.probe_lease(), Duration::from_secs(30));
+        assert_eq!(p.probes_to_close(), 1);
+        assert_eq!(p.cooldown_at(5), Duration::from_secs(30));
+    }
+}

@@ -1,0 +1,372 @@
+//! The breaker to share: `&self` methods, `const fn new`, `Sync`, lives in a `static`.
+
+use core::fmt;
+
+use crate::atomic::{saturating_inc, AtomicU32, AtomicU64, Ordering};
+use crate::machine::{Core, Events, Step, Ticket};
+use crate::{CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, Refused, State, Verdict};
+
+/// A circuit breaker shared between threads, interrupt handlers and async tasks.
+///
+/// Its whole state is one 64-bit word, updated by compare-and-swap, so exactly one caller
+/// wins the half-open probe slot and no transition is lost when outcomes race. It behaves
+/// exactly as the single-owner [`Breaker`](crate::Breaker) does.
+///
+/// The closed-state happy path reads the word once, runs the call, reads the word once
+/// more, and writes nothing: no lock, no read-modify-write, no clock read. That is why
+/// the calls and successes of that path are not counted: [`SharedBreaker::counters`]
+/// keeps failures, skips, trips, probes and lease expiries, and reports `calls`,
+/// `successes` and `neutrals` as zero.
+///
+/// ```
+/// use breaker_core::{CallError, Duration, ManualClock, Instant, Policy, SharedBreaker};
+///
+/// static BREAKER: SharedBreaker = SharedBreaker::new(&Policy::new(3, Duration::from_secs(30)));
+/// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+///
+/// #[derive(Debug)]
+/// struct Nack;
+/// impl breaker_core::Classify for Nack {} // no opinion: a strike
+///
+/// for _ in 0..3 {
+///     assert!(matches!(BREAKER.call(&CLOCK, || Err::<(), _>(Nack)), Err(CallError::Inner(Nack))));
+/// }
+/// match BREAKER.call(&CLOCK, || Ok::<_, Nack>(42)) {
+///     Err(CallError::Refused(r)) => assert_eq!(r.to_string(), "circuit breaker open: call refused"),
+///     other => panic!("{other:?}"),
+/// }
+/// ```
+pub struct SharedBreaker<O: Observer = ()> {
+    word: AtomicU64,
+    failures: AtomicU32,
+    skips: AtomicU32,
+    trips: AtomicU32,
+    probes: AtomicU32,
+    lease_expiries: AtomicU32,
+    policy: &'static Policy,
+    observer: O,
+}
+
+impl<O: Observer> fmt::Debug for SharedBreaker<O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SharedBreaker")
+            .field("core", &Core::unpack(self.word.load(Ordering::Relaxed)))
+            .field("counters", &self.counters())
+            .field("policy", self.policy)
+            .finish()
+    }
+}
+
+impl SharedBreaker<()> {
+    /// A closed breaker following `policy`.
+    #[cfg(not(loom))]
+    pub const fn new(policy: &'static Policy) -> SharedBreaker<()> {
+        SharedBreaker::with_observer(policy, ())
+    }
+
+    /// A closed breaker following `policy` (not `const` under loom).
+    #[cfg(loom)]
+    pub fn new(policy: &'static Policy) -> SharedBreaker<()> {
+        SharedBreaker::with_observer(policy, ())
+    }
+}
+
+macro_rules! shared_breaker_init {
+    ($policy:expr, $observer:expr) => {
+        SharedBreaker {
+            word: AtomicU64::new(Core::INITIAL.pack()),
+            failures: AtomicU32::new(0),
+            skips: AtomicU32::new(0),
+            trips: AtomicU32::new(0),
+            probes: AtomicU32::new(0),
+            lease_expiries: AtomicU32::new(0),
+            policy: $policy,
+            observer: $observer,
+        }
+    };
+}
+
+impl<O: Observer> SharedBreaker<O> {
+    /// A closed breaker that tells `observer` of every transition.
+    #[cfg(not(loom))]
+    pub const fn with_observer(policy: &'static Policy, observer: O) -> SharedBreaker<O> {
+        shared_breaker_init!(policy, observer)
+    }
+
+    /// A closed breaker that tells `observer` of every transition (not `const` under loom).
+    #[cfg(loom)]
+    pub fn with_observer(policy: &'static Policy, observer: O) -> SharedBreaker<O> {
+        shared_breaker_init!(policy, observer)
+    }
+
+    /// Applies `f` to the state until the compare-and-swap lands, then counts and tells.
+    /// A step that changes nothing writes nothing.
+    fn update<D>(&self, f: impl Fn(Core) -> Step<D>) -> D {
+        let mut w = self.word.load(Ordering::Acquire);
+        loop {
+            let step = f(Core::unpack(w));
+            let next = step.next.pack();
+            if next != w {
+                if let Err(actual) = self
+                    .word
+                    .compare_exchange_weak(w, next, Ordering::AcqRel, Ordering::Acquire)
+                {
+                    w = actual;
+                    continue;
+                }
+            }
+            self.count(&step.events);
+            for t in step.transitions() {
+                self.observer.on_transition(t);
+            }
+            return step.decision;
+        }
+    }
+
+    fn count(&self, e: &Events) {
+        for (counter, happened) in [
+            (&self.failures, e.failure),
+            (&self.skips, e.skipped),
+            (&self.probes, e.probe_granted),
+            (&self.lease_expiries, e.lease_expired),
+        ] {
+            if happened {
+                saturating_inc(counter);
+            }
+        }
+        for _ in 0..e.trips {
+            saturating_inc(&self.trips);
+        }
+    }
+
+    /// The mutating gate: may a call go ahead now? In half-open, a grant takes the one
+    /// probe slot. The returned permit is a guard: dropped without an outcome, a probe
+    /// counts as failed at that moment and any other call as neutral.
+    pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O>, Refused> {
+        let w = self.word.load(Ordering::Acquire);
+        if w & Core::HOT_MASK == 0 {
+            let ticket = Ticket {
+                gen: Core::gen_of(w),
+                probe: false,
+            };
+            return Ok(Permit {
+                breaker: self,
+                clock,
+                ticket,
+                answered: false,
+            });
+        }
+        let now = clock.now();
+        let ticket = self.update(|c| c.acquire(self.policy, now))?;
+        Ok(Permit {
+            breaker: self,
+            clock,
+            ticket,
+            answered: false,
+        })
+    }
+
+    /// The pure oracle: would a call be allowed at `now`? Writes nothing, so polling it
+    /// never eats the probe; it agrees with [`SharedBreaker::try_acquire`] at every instant.
+    pub fn would_allow(&self, now: Instant) -> bool {
+        Core::unpack(self.word.load(Ordering::Acquire))
+            .acquire(self.policy, now)
+            .decision
+            .is_ok()
+    }
+
+    fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
+        self.update(|c| c.record(self.policy, ticket, outcome, now))
+    }
+
+    /// Runs `f` if the breaker allows it and reports its outcome, classifying its error
+    /// with [`Classify`]. The clock is read only when the breaker needs the time: never
+    /// on the closed-state path with no strikes pending.
+    #[inline]
+    pub fn call<T, E: Classify>(
+        &self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, CallError<E>> {
+        self.call_classified(clock, f, |e| e.verdict())
+    }
+
+    /// [`SharedBreaker::call`] with the verdict given by `classify` instead of [`Classify`].
+    #[inline]
+    pub fn call_classified<T, E>(
+        &self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
+        let w = self.word.load(Ordering::Acquire);
+        if w & Core::HOT_MASK == 0 {
+            // Closed, nothing pending: no permit guard is needed, since a call that never
+            // answers in Closed is neutral, which changes nothing here.
+            let ticket = Ticket {
+                gen: Core::gen_of(w),
+                probe: false,
+            };
+            return match f() {
+                Ok(v) => {
+                    if self.word.load(Ordering::Acquire) & Core::HOT_MASK != 0 {
+                        self.record_ticket(ticket, Outcome::Success, clock.now());
+                    }
+                    Ok(v)
+                }
+                Err(e) => {
+                    self.record_ticket(ticket, Outcome::Error(classify(&e)), clock.now());
+                    Err(CallError::Inner(e))
+                }
+            };
+        }
+        self.call_slow(clock, f, classify)
+    }
+
+    #[inline(never)]
+    fn call_slow<T, E>(
+        &self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
+        let permit = self.try_acquire(clock).map_err(CallError::Refused)?;
+        match f() {
+            Ok(v) => {
+                permit.record(Outcome::Success);
+                Ok(v)
+            }
+            Err(e) => {
+                permit.record(Outcome::Error(classify(&e)));
+                Err(CallError::Inner(e))
+            }
+        }
+    }
+
+    /// Opens until [`SharedBreaker::reset`], whatever the cooldown says.
+    pub fn force_open(&self, now: Instant) {
+        self.update(|c| c.force_open(now))
+    }
+
+    /// Closes, with strikes, probe streak and backoff zeroed. Counters are kept.
+    pub fn reset(&self, now: Instant) {
+        self.update(|c| c.reset(now))
+    }
+
+    /// The state at `now` (a lapsed probe lease shows as open). Pure.
+    pub fn state(&self, now: Instant) -> State {
+        Core::unpack(self.word.load(Ordering::Acquire)).view(self.policy, now)
+    }
+
+    /// The phase at `now`. Pure.
+    pub fn phase(&self, now: Instant) -> Phase {
+        self.state(now).phase()
+    }
+
+    /// The counters this breaker keeps (see the type's documentation for the three it
+    /// reports as zero).
+    pub fn counters(&self) -> Counters {
+        let get = |c: &AtomicU32| c.load(Ordering::Relaxed);
+        Counters {
+            failures: get(&self.failures),
+            skips: get(&self.skips),
+            trips: get(&self.trips),
+            probes: get(&self.probes),
+            lease_expiries: get(&self.lease_expiries),
+            ..Counters::ZERO
+        }
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &'static Policy {
+        self.policy
+    }
+
+    /// The observer.
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+
+    pub(crate) fn load_core(&self) -> Core {
+        Core::unpack(self.word.load(Ordering::Acquire))
+    }
+
+    pub(crate) fn store_core(&self, core: Core, counters: &Counters) {
+        self.word.store(core.pack(), Ordering::Release);
+        self.failures.store(counters.failures, Ordering::Relaxed);
+        self.skips.store(counters.skips, Ordering::Relaxed);
+        self.trips.store(counters.trips, Ordering::Relaxed);
+        self.probes.store(counters.probes, Ordering::Relaxed);
+        self.lease_expiries.store(counters.lease_expiries, Ordering::Relaxed);
+    }
+}
+
+/// Leave to make one call through a [`SharedBreaker`]: a guard. Report the outcome with
+/// [`Permit::record`] (or [`Permit::success`] / [`Permit::failure`]). Dropped unanswered
+/// (a cancelled future, a panic, an early return), a probe permit counts as a failed probe
+/// at that moment, so the breaker re-opens instead of wedging in half-open; any other
+/// permit counts as neutral.
+#[must_use = "report the call's outcome; dropping the permit counts a probe as failed"]
+pub struct Permit<'a, C: Clock, O: Observer = ()> {
+    breaker: &'a SharedBreaker<O>,
+    clock: &'a C,
+    ticket: Ticket,
+    answered: bool,
+}
+
+impl<C: Clock, O: Observer> fmt::Debug for Permit<'_, C, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Permit")
+            .field("probe", &self.ticket.probe)
+            .field("gen", &self.ticket.gen)
+            .finish()
+    }
+}
+
+impl<C: Clock, O: Observer> Permit<'_, C, O> {
+    /// Whether this call is the half-open probe.
+    pub fn is_probe(&self) -> bool {
+        self.ticket.probe
+    }
+
+    /// Whether the breaker has moved on since this permit was granted, so its outcome
+    /// will be ignored (except a failure while open, which restarts the wait).
+    pub fn is_stale(&self) -> bool {
+        !self
+            .breaker
+            .load_core()
+            .is_fresh(self.breaker.policy, self.ticket, self.clock.now())
+    }
+
+    /// Reports the call's outcome.
+    pub fn record(mut self, outcome: Outcome) {
+        self.answered = true;
+        // A success in Closed with nothing pending changes nothing: skip the clock read.
+        let hot = outcome == Outcome::Success
+            && !self.ticket.probe
+            && self.breaker.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
+        if !hot {
+            self.breaker.record_ticket(self.ticket, outcome, self.clock.now());
+        }
+    }
+
+    /// Reports success.
+    pub fn success(self) {
+        self.record(Outcome::Success)
+    }
+
+    /// Reports a failed (or neutral) call with its verdict.
+    pub fn failure(self, verdict: Verdict) {
+        self.record(Outcome::Error(verdict))
+    }
+}
+
+impl<C: Clock, O: Observer> Drop for Permit<'_, C, O> {
+    fn drop(&mut self) {
+        // An unanswered non-probe call is neutral, which changes nothing this breaker keeps.
+        if !self.answered && self.ticket.probe {
+            self.breaker
+                .record_ticket(self.ticket, Outcome::STRIKE, self.clock.now());
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Examples live in `examples/`; this crate has no library code.

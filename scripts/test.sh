@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs every test of the project: formatting, lints, docs, host tests (unit, integration,
+# property, trybuild, doctests), loom model checks, the no_std thumb builds and the
+# firmware on QEMU. Installs what a fresh machine with only Rust lacks.
+#
+#   bash scripts/test.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n==> %s\n' "$*"; }
+
+# ---- what a fresh machine lacks ---------------------------------------------------------
+THUMB_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf)
+step "toolchain: thumb targets, rustfmt, clippy"
+installed_targets="$(rustup target list --installed)"
+for t in "${THUMB_TARGETS[@]}"; do
+    grep -qx "$t" <<<"$installed_targets" || rustup target add "$t"
+done
+for c in rustfmt clippy; do
+    rustup component list --installed | grep -q "^$c" || rustup component add "$c"
+done
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+if ! command -v qemu-system-arm >/dev/null; then
+    step "installing qemu-system-arm"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm >/dev/null
+fi
+if ! command -v defmt-print >/dev/null; then
+    step "installing defmt-print"
+    cargo install --locked defmt-print
+fi
+
+# ---- style ------------------------------------------------------------------------------
+step "cargo fmt --check"
+cargo fmt --all --check
+for fw in firmware/*/; do (cd "$fw" && cargo fmt --check); done
+
+step "cargo clippy --all-targets -D warnings"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo doc -D warnings"
+RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps
+
+# ---- host tests -------------------------------------------------------------------------
+step "cargo test --workspace (unit, integration, property, trybuild, doctests)"
+cargo test --workspace
+
+step "loom model checks of the shared breaker"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom --release
+
+# ---- no_std -----------------------------------------------------------------------------
+step "no_std builds for thumb targets"
+for t in thumbv6m-none-eabi thumbv7em-none-eabihf; do
+    cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section --target "$t"
+    cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,defmt --target "$t"
+    cargo build -p breaker-core --no-default-features --features portable-atomic-unsafe-assume-single-core --target "$t"
+    cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,macros --target "$t"
+    cargo build -p breaker-embedded --features portable-atomic-critical-section --target "$t"
+done
+
+# ---- firmware on QEMU -------------------------------------------------------------------
+step "firmware on QEMU (Cortex-M3 and Cortex-M0)"
+bash firmware/test.sh
+
+step "all tests passed"

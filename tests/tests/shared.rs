@@ -1,0 +1,193 @@
+//! The shared breaker's own promises: the permit guard's cancellation rule, the lease
+//! covering a hung probe, one probe under real threads, clock reads, size.
+
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Barrier;
+
+use breaker_core::{
+    CallError, Classify, Clock, Duration, Instant, ManualClock, Phase, Policy, RefusalReason, SharedBreaker, State,
+    Verdict,
+};
+
+static POLICY: Policy = Policy::new(3, Duration::from_secs(30)).with_probe_lease(Duration::from_secs(10));
+
+#[derive(Debug, PartialEq)]
+struct Nack;
+impl Classify for Nack {}
+
+/// A manual clock that counts how often it is read.
+#[derive(Default)]
+struct CountingClock {
+    at: AtomicU32,
+    reads: AtomicUsize,
+}
+
+impl CountingClock {
+    fn reads(&self) -> usize {
+        self.reads.swap(0, Ordering::Relaxed)
+    }
+}
+
+impl Clock for CountingClock {
+    fn now(&self) -> Instant {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+        Instant::from_millis(self.at.load(Ordering::Relaxed))
+    }
+}
+
+fn s(secs: u32) -> Instant {
+    Instant::from_millis(secs * 1000)
+}
+
+fn trip(b: &SharedBreaker, clock: &impl Clock) {
+    for _ in 0..3 {
+        let _ = b.call(clock, || Err::<(), _>(Nack));
+    }
+}
+
+#[test]
+fn a_dropped_probe_permit_counts_as_a_failed_probe_at_that_moment() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    trip(&b, &clock);
+    clock.set(s(30));
+    let probe = b.try_acquire(&clock).unwrap();
+    assert!(probe.is_probe());
+    clock.set(s(33));
+    drop(probe); // the future was cancelled, the task died
+    assert_eq!(
+        b.state(s(33)),
+        State::Open {
+            remaining: Duration::from_secs(30),
+            forced: false
+        }
+    );
+    assert_eq!(b.counters().failures, 4);
+    assert_eq!(b.counters().lease_expiries, 0, "no need to wait for the lease");
+}
+
+#[test]
+fn a_probe_that_panics_is_counted_as_failed_not_wedged() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    trip(&b, &clock);
+    clock.set(s(30));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = b.call(&clock, || -> Result<(), Nack> { panic!("driver bug") });
+    }));
+    assert!(result.is_err());
+    assert_eq!(b.phase(s(30)), Phase::Open);
+}
+
+#[test]
+fn any_other_dropped_permit_is_neutral() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    let _ = b.call(&clock, || Err::<(), _>(Nack));
+    let permit = b.try_acquire(&clock).unwrap();
+    assert!(!permit.is_probe());
+    drop(permit);
+    assert_eq!(b.state(s(0)), State::Closed { strikes: 1 });
+}
+
+#[test]
+fn the_lease_still_covers_a_probe_whose_caller_hangs_forever() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    trip(&b, &clock);
+    clock.set(s(30));
+    let hung = b.try_acquire(&clock).unwrap();
+    clock.set(s(39));
+    assert_eq!(b.try_acquire(&clock).unwrap_err().reason, RefusalReason::Probing);
+    clock.set(s(45));
+    // Lease ended at 40 s: re-opened as of then, 25 s left.
+    assert_eq!(
+        b.state(s(45)),
+        State::Open {
+            remaining: Duration::from_secs(25),
+            forced: false
+        }
+    );
+    clock.set(s(70));
+    assert!(b.try_acquire(&clock).unwrap().is_probe());
+    std::mem::forget(hung); // never answers, never drops
+}
+
+#[test]
+fn the_closed_happy_path_never_reads_the_clock_and_a_refusal_reads_it_once() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = CountingClock::default();
+    for _ in 0..100 {
+        assert_eq!(b.call(&clock, || Ok::<_, Nack>(7)), Ok(7));
+    }
+    let permit = b.try_acquire(&clock).unwrap();
+    permit.success();
+    assert_eq!(clock.reads(), 0);
+    trip(&b, &clock);
+    clock.reads();
+    assert!(matches!(
+        b.call(&clock, || Ok::<_, Nack>(7)),
+        Err(CallError::Refused(_))
+    ));
+    assert_eq!(clock.reads(), 1);
+}
+
+#[test]
+fn a_refusal_prints_and_matches_as_an_ordinary_value() {
+    let b = SharedBreaker::new(&POLICY);
+    b.force_open(s(0));
+    match b.call(&ManualClock::new(s(0)), || Ok::<_, Nack>(())) {
+        Err(CallError::Refused(r)) => {
+            assert_eq!(r.reason, RefusalReason::ForcedOpen);
+            assert_eq!(r.to_string(), "circuit breaker open: call refused");
+            assert_eq!(CallError::<Nack>::Refused(r).into_inner(), None);
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[test]
+fn trip_verdicts_trip_through_call_classified() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    let _ = b.call_classified(&clock, || Err::<(), _>("401"), |_| Verdict::Trip);
+    assert_eq!(b.phase(s(0)), Phase::Open);
+}
+
+#[test]
+fn exactly_one_of_many_threads_gets_the_probe() {
+    const THREADS: usize = 8;
+    for round in 0..50 {
+        let b = SharedBreaker::new(&POLICY);
+        let clock = ManualClock::new(s(0));
+        trip(&b, &clock);
+        clock.set(s(30 + round));
+        let barrier = Barrier::new(THREADS);
+        let granted = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..THREADS {
+                scope.spawn(|| {
+                    barrier.wait();
+                    if let Ok(p) = b.try_acquire(&clock) {
+                        granted.fetch_add(1, Ordering::Relaxed);
+                        barrier.wait(); // hold the probe until everyone has asked
+                        p.success();
+                    } else {
+                        barrier.wait();
+                    }
+                });
+            }
+        });
+        assert_eq!(granted.load(Ordering::Relaxed), 1, "round {round}");
+        assert_eq!(b.counters().skips as usize, THREADS - 1);
+        assert_eq!(b.phase(clock.now()), Phase::Closed);
+    }
+}
+
+#[test]
+fn it_is_small() {
+    // An 8-byte state word, five 4-byte counters and a pointer to the policy in flash:
+    // 32 bytes where pointers are 4 bytes (Cortex-M), 40 with 8-byte pointers.
+    let expected = if cfg!(target_pointer_width = "64") { 40 } else { 32 };
+    assert_eq!(std::mem::size_of::<SharedBreaker>(), expected);
+}
