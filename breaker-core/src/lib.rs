@@ -2,21 +2,32 @@
 #![no_std]
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
-#![forbid(unsafe_code)]
+// `unsafe` is denied everywhere but in `linker`, the one small module that needs it.
+#![deny(unsafe_code)]
 
 #[cfg(any(feature = "std", test))]
 extern crate std;
 
+// Lets `#[circuit_breaker]` name this crate `::breaker_core` from inside it too.
+extern crate self as breaker_core;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
 mod atomic;
 mod breaker;
+mod global_clock;
+mod linker;
 mod machine;
 mod outcome;
 mod policy;
+pub mod registry;
 mod shared;
 mod snapshot;
 mod time;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
+pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
@@ -25,3 +36,8 @@ pub use snapshot::{DecodeError, Snapshot};
 #[cfg(feature = "std")]
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};
+
+/// Wraps a function returning `Result<T, E>` in its own static [`SharedBreaker`], listed in
+/// the [`registry`]. See the attribute's own documentation for its arguments.
+#[cfg(feature = "macros")]
+pub use breaker_macros::circuit_breaker;

@@ -1,2 +1,215 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
+
+mod args;
+mod duration;
+mod errors;
+mod expand;
+mod validate;
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenTree};
+
+use crate::errors::Errors;
+
+/// Wraps a function returning `Result<T, E>` in its own circuit breaker: a `static`
+/// [`SharedBreaker`] (its [`Policy`] in flash), listed in the static [`registry`].
+///
+/// ```
+/// use breaker_core::{circuit_breaker, Classify, Refused, Verdict};
+///
+/// #[derive(Debug)]
+/// enum RadioError {
+///     Nack,
+///     Refused(Refused),
+/// }
+/// impl From<Refused> for RadioError {
+///     fn from(r: Refused) -> Self {
+///         RadioError::Refused(r)
+///     }
+/// }
+/// impl Classify for RadioError {} // every error is a strike
+///
+/// #[circuit_breaker(trip = 3, cooldown = "30s", probe_lease = "30s")]
+/// fn send_frame(frame: &[u8]) -> Result<usize, RadioError> {
+///     if frame.is_empty() { Err(RadioError::Nack) } else { Ok(frame.len()) }
+/// }
+///
+/// for _ in 0..3 {
+///     assert!(matches!(send_frame(&[]), Err(RadioError::Nack)));
+/// }
+/// // Open: the body is not run, the call returns `E::from(refused)`.
+/// assert!(matches!(send_frame(b"hi"), Err(RadioError::Refused(_))));
+/// ```
+///
+/// # What it generates
+///
+/// One breaker per function, shared by every caller (every thread, task and, for
+/// methods, every receiver): the `static`s live inside the function. The signature is
+/// kept exactly: attributes, doc comments, visibility, `async`, `unsafe`, generics,
+/// `where` clauses, receivers (`&self`, `&mut self`, `self`).
+///
+/// - A sync function runs its body through [`SharedBreaker::call_classified`]; an
+///   `async fn` takes a permit with [`SharedBreaker::try_acquire`], holds it across the
+///   body's `.await`, and reports with `success()` / `failure(verdict)`, so a future
+///   dropped mid-call follows the permit's rule (a dropped probe counts as failed).
+/// - A refused call does not run the body and returns `Err(E::from(refused))`: the error
+///   type must implement `From<`[`Refused`]`>`.
+/// - A failed call's verdict ([`Verdict`]) comes from `E`'s [`Classify`] impl, or from the
+///   `classify` function.
+/// - The clock is read only when the breaker needs the time: never on the closed-state
+///   happy path.
+///
+/// # Arguments
+///
+/// All optional, in any order, each at most once: `#[circuit_breaker(trip = 5, cooldown = "1m")]`.
+///
+/// | argument | value | default |
+/// |---|---|---|
+/// | `trip` | integer literal, 1 to 255: consecutive strikes that open the breaker | `3` |
+/// | `cooldown` | duration string: how long the breaker stays open before a probe | `"30s"` |
+/// | `probe_lease` | duration string: how long a probe may stay unanswered before it counts as failed | the cooldown |
+/// | `probes` | integer literal, 1 to 15: consecutive probe successes that close it | `1` |
+/// | `backoff` | integer literal, 1 to 255: each re-open without a close multiplies the cooldown by it | `1` (constant) |
+/// | `max_cooldown` | duration string: the cap of the growing cooldown | the cooldown |
+/// | `name` | string literal: the registry name | `concat!(module_path!(), "::", "<fn name>")` |
+/// | `classify` | path to a `fn(&E) -> Verdict` | `E`'s [`Classify`] impl |
+/// | `clock` | path to a `static` implementing [`Clock`] + `Sync` | `__private::DefaultClock`: [`GlobalClock`] in breaker-core, embassy-time in breaker-embedded |
+/// | `crate` | path to the runtime crate, when it is re-exported | `::breaker_embedded` if a dependency, else `::breaker_core` (under its name in `Cargo.toml`) |
+///
+/// Durations are string literals of one or more `<number><unit>` groups, units `ms`,
+/// `s`, `m`, `h`, largest first, no spaces: `"250ms"`, `"30s"`, `"2m"`, `"1h"`,
+/// `"1m30s"`. They are parsed at compile time into `Duration::from_millis(N)` constant
+/// calls; nothing is parsed at run time.
+///
+/// A method's default `name` has no `Self` type in it (an attribute cannot see the
+/// `impl` it sits in): give methods a `name` when two types in one module share a method
+/// name. Duplicate names are never merged; the [`registry`] reports them.
+///
+/// # Restrictions
+///
+/// Each is a compile error pointing at the offending token (and the function is still
+/// emitted unchanged, so there is no flood of follow-on errors); all are reported at once.
+///
+/// - an argument not in the table above: `unknown argument`, listing the valid ones;
+/// - an argument given twice: `duplicate argument`;
+/// - an argument without `= value`, or two without a comma between them;
+/// - `trip = 0`; `trip` above 255; `probes` outside 1 to 15; `backoff` outside 1 to 255;
+///   any of them not an integer literal;
+/// - a duration that is not a string literal (a number without quotes, a constant, an
+///   expression), that is empty, contains spaces, has a number without a unit or a unit
+///   without a number, an unknown unit, units repeated or out of order, is zero, or
+///   exceeds `Duration::MAX` (2^30 - 1 ms, about 12.4 days);
+/// - `max_cooldown` shorter than `cooldown`; `max_cooldown` without `backoff` above 1;
+///   `backoff` above 1 without `max_cooldown`;
+/// - `name` that is not a string literal, or is empty;
+/// - `classify`, `clock` or `crate` that is not a path;
+/// - applied to something that is not a function, or to a function without a body;
+/// - a `const fn`;
+/// - no return type, or one that is not written as `Result<..>` (aliases such as
+///   `io::Result<T>` are fine);
+/// - (type-checked) an error type without `From<Refused>`, or without [`Classify`] when
+///   no `classify` is given, reported at the error type with what to add; a `classify`
+///   function whose signature is not `fn(&E) -> Verdict`, reported at the path.
+///
+/// [`SharedBreaker`]: https://docs.rs/breaker-core/latest/breaker_core/struct.SharedBreaker.html
+/// [`SharedBreaker::call_classified`]: https://docs.rs/breaker-core/latest/breaker_core/struct.SharedBreaker.html#method.call_classified
+/// [`SharedBreaker::try_acquire`]: https://docs.rs/breaker-core/latest/breaker_core/struct.SharedBreaker.html#method.try_acquire
+/// [`Policy`]: https://docs.rs/breaker-core/latest/breaker_core/struct.Policy.html
+/// [`registry`]: https://docs.rs/breaker-core/latest/breaker_core/registry/index.html
+/// [`Refused`]: https://docs.rs/breaker-core/latest/breaker_core/struct.Refused.html
+/// [`Verdict`]: https://docs.rs/breaker-core/latest/breaker_core/enum.Verdict.html
+/// [`Classify`]: https://docs.rs/breaker-core/latest/breaker_core/trait.Classify.html
+/// [`Clock`]: https://docs.rs/breaker-core/latest/breaker_core/trait.Clock.html
+/// [`GlobalClock`]: https://docs.rs/breaker-core/latest/breaker_core/struct.GlobalClock.html
+#[proc_macro_attribute]
+pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = proc_macro2::TokenStream::from(item);
+    let mut errors = Errors::default();
+    let args = args::parse(args.into(), &mut errors);
+    let config = validate::config(args, &mut errors);
+
+    let func = match syn::parse2::<syn::ItemFn>(item.clone()) {
+        Ok(func) => Some(func),
+        Err(e) => {
+            errors.push(not_a_function(&item, e));
+            None
+        }
+    };
+    let shape = func.as_ref().and_then(|f| validate::check_fn(&f.sig, &mut errors));
+
+    match (func, shape) {
+        (Some(func), Some(shape)) if errors.is_empty() => expand::expand(config, shape, func).into(),
+        // On any error: our messages, and the item exactly as written, so the rest of
+        // the crate still sees the function and reports nothing more.
+        _ => {
+            let mut out = errors.into_compile_errors();
+            out.extend(item);
+            out.into()
+        }
+    }
+}
+
+/// The error for an item that is not a function with a body, at its keyword.
+fn not_a_function(item: &proc_macro2::TokenStream, parse_error: syn::Error) -> syn::Error {
+    // A function without a body (in a trait, or `extern` block) parses as a trait item.
+    if let Ok(f) = syn::parse2::<syn::TraitItemFn>(item.clone()) {
+        if f.default.is_none() {
+            let at = f.semi_token.map_or(f.sig.ident.span(), |s| s.spans[0]);
+            return syn::Error::new(
+                at,
+                "`#[circuit_breaker]` needs a function with a body to wrap; write the body here, or put the attribute on the implementation",
+            );
+        }
+    }
+    let (span, what) = keyword(item);
+    if ["fn", "async", "const", "unsafe", "extern", "default"].contains(&what.as_str()) {
+        // A function syn could not read: its own error says where.
+        return parse_error;
+    }
+    syn::Error::new(
+        span,
+        format!("`#[circuit_breaker]` goes on a `fn` returning `Result<T, E>`, not on {what}; wrap the function that makes the guarded call instead"),
+    )
+}
+
+/// The first token after outer attributes and visibility, and what it makes the item.
+fn keyword(item: &proc_macro2::TokenStream) -> (Span, String) {
+    let mut tokens = item.clone().into_iter().peekable();
+    while let Some(token) = tokens.next() {
+        match &token {
+            // `#[...]`: skip the bracket group that follows.
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                tokens.next();
+            }
+            TokenTree::Ident(i) if i == "pub" => {
+                if matches!(tokens.peek(), Some(TokenTree::Group(g)) if g.delimiter() == proc_macro2::Delimiter::Parenthesis)
+                {
+                    tokens.next();
+                }
+            }
+            TokenTree::Ident(i) => {
+                let word = i.to_string();
+                if ["fn", "async", "const", "unsafe", "extern", "default"].contains(&word.as_str()) {
+                    return (i.span(), word);
+                }
+                let what = match word.as_str() {
+                    "struct" => "a struct".to_owned(),
+                    "enum" => "an enum".to_owned(),
+                    "impl" => "an `impl` block (put it on a method inside)".to_owned(),
+                    "trait" => "a trait (put it on a method with a body)".to_owned(),
+                    "mod" => "a module".to_owned(),
+                    other => format!("`{other}` item"),
+                };
+                let what = if what.ends_with("item") {
+                    format!("a {what}")
+                } else {
+                    what
+                };
+                return (i.span(), what);
+            }
+            other => return (other.span(), "this item".to_owned()),
+        }
+    }
+    (Span::call_site(), "an empty item".to_owned())
+}

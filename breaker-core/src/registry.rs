@@ -1,0 +1,323 @@
+//! Every `#[circuit_breaker]` function's breaker, listed in a static table: no
+//! allocation, no start-up code, and breakers never yet called are listed too.
+//!
+//! Each annotated function places one [`Entry`] in a linker section; the linker gathers
+//! them into one slice (the [`linkme`](https://docs.rs/linkme) crate does the work). On a
+//! host nothing else is needed.
+//!
+//! ```
+//! use breaker_core::{registry, Phase};
+//!
+//! for entry in registry::iter() {
+//!     let r = entry.report();
+//!     println!("{:<40} {:?} allow={} skips={}", r.name, r.state.phase(), r.would_allow, r.counters.skips);
+//! }
+//! assert_eq!(registry::get("no::such::breaker").unwrap_err(), registry::LookupError::NotFound);
+//! assert!(registry::check_unique().is_ok());
+//! ```
+//!
+//! # Cortex-M
+//!
+//! The linker must be told to put the table in flash, or it lands in RAM, where
+//! `cortex-m-rt`'s start-up code overwrites it and the firmware faults. This crate's
+//! build script ships the linker fragment `breaker.x` (the way `defmt` ships
+//! `defmt.x`); add it to the final binary's linker arguments, next to `link.x`, in its
+//! `.cargo/config.toml`:
+//!
+//! ```toml
+//! [target.'cfg(all(target_arch = "arm", target_os = "none"))']
+//! rustflags = ["-C", "link-arg=-Tlink.x", "-C", "link-arg=-Tbreaker.x"]
+//! ```
+//!
+//! The fragment assumes a memory region named `FLASH` (as `cortex-m-rt`'s `memory.x`
+//! defines) and a `.rodata` output section to follow. A firmware that reads the registry
+//! without it does not link: `undefined symbol: __breaker_core_registry_needs_-Tbreaker.x`.
+//!
+//! # Names
+//!
+//! An entry is named by the attribute's `name = "..."` argument, or else
+//! `module_path!()` + `"::"` + the function's name. A method's default name does not
+//! include its `Self` type (an attribute on a method cannot see it), so two methods of the
+//! same name in one module collide: give them names. Collisions are never merged: lookups
+//! by an ambiguous name fail with [`LookupError::Ambiguous`], and [`duplicates`] /
+//! [`check_unique`] name both definitions.
+
+use core::fmt;
+
+use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
+
+/// What the registry needs of a breaker, as a trait object, so that breakers with
+/// different observer types share one table. Implemented for every
+/// [`SharedBreaker`] whose observer is `Sync`.
+pub trait View: Sync {
+    /// The policy.
+    fn policy(&self) -> &'static Policy;
+    /// The state at `now` (pure).
+    fn state(&self, now: Instant) -> State;
+    /// The counters.
+    fn counters(&self) -> Counters;
+    /// The pure oracle: would a call be allowed at `now`?
+    fn would_allow(&self, now: Instant) -> bool;
+    /// Closes the breaker, zeroing strikes, probe streak and backoff.
+    fn reset(&self, now: Instant);
+    /// Opens the breaker until [`View::reset`].
+    fn force_open(&self, now: Instant);
+}
+
+impl<O: Observer + Sync> View for SharedBreaker<O> {
+    fn policy(&self) -> &'static Policy {
+        SharedBreaker::policy(self)
+    }
+    fn state(&self, now: Instant) -> State {
+        SharedBreaker::state(self, now)
+    }
+    fn counters(&self) -> Counters {
+        SharedBreaker::counters(self)
+    }
+    fn would_allow(&self, now: Instant) -> bool {
+        SharedBreaker::would_allow(self, now)
+    }
+    fn reset(&self, now: Instant) {
+        SharedBreaker::reset(self, now)
+    }
+    fn force_open(&self, now: Instant) {
+        SharedBreaker::force_open(self, now)
+    }
+}
+
+/// One registered breaker: its name, where it was defined, the breaker, and the clock it
+/// reads (so that "now" means the same thing to the registry as to the function).
+pub struct Entry {
+    name: &'static str,
+    breaker: &'static dyn View,
+    clock: &'static (dyn Clock + Sync),
+    file: &'static str,
+    line: u32,
+}
+
+impl Entry {
+    /// An entry; `#[circuit_breaker]` writes these. Not public API.
+    #[doc(hidden)]
+    pub const fn new(
+        name: &'static str,
+        breaker: &'static dyn View,
+        clock: &'static (dyn Clock + Sync),
+        file: &'static str,
+        line: u32,
+    ) -> Entry {
+        Entry {
+            name,
+            breaker,
+            clock,
+            file,
+            line,
+        }
+    }
+
+    /// The registry name.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The source file and line of the annotated function.
+    pub fn location(&self) -> (&'static str, u32) {
+        (self.file, self.line)
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &'static Policy {
+        self.breaker.policy()
+    }
+
+    /// The breaker, as the registry sees it.
+    pub fn breaker(&self) -> &'static dyn View {
+        self.breaker
+    }
+
+    /// A reading of the clock this breaker's function uses.
+    pub fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// The state now (pure).
+    pub fn state(&self) -> State {
+        self.breaker.state(self.now())
+    }
+
+    /// The counters (a shared breaker reports `calls`, `successes` and `neutrals` as
+    /// zero: see [`SharedBreaker`]).
+    pub fn counters(&self) -> Counters {
+        self.breaker.counters()
+    }
+
+    /// Would a call be allowed now? Pure: it never takes the probe slot.
+    pub fn would_allow(&self) -> bool {
+        self.breaker.would_allow(self.now())
+    }
+
+    /// Closes the breaker now, zeroing strikes, probe streak and backoff.
+    pub fn reset(&self) {
+        self.breaker.reset(self.now())
+    }
+
+    /// Opens the breaker now, until [`Entry::reset`].
+    pub fn force_open(&self) {
+        self.breaker.force_open(self.now())
+    }
+
+    /// Everything at one reading of the clock.
+    pub fn report(&self) -> Report {
+        let now = self.now();
+        Report {
+            name: self.name,
+            policy: *self.breaker.policy(),
+            now,
+            state: self.breaker.state(now),
+            counters: self.breaker.counters(),
+            would_allow: self.breaker.would_allow(now),
+        }
+    }
+}
+
+impl fmt::Debug for Entry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Entry")
+            .field("name", &self.name)
+            .field("file", &self.file)
+            .field("line", &self.line)
+            .field("policy", self.breaker.policy())
+            .finish()
+    }
+}
+
+/// One registered breaker at one instant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Report {
+    /// The registry name.
+    pub name: &'static str,
+    /// The policy.
+    pub policy: Policy,
+    /// The reading of the breaker's clock everything else was taken at.
+    pub now: Instant,
+    /// The state at `now`.
+    pub state: State,
+    /// The counters.
+    pub counters: Counters,
+    /// Whether a call would be allowed at `now` (the pure oracle).
+    pub would_allow: bool,
+}
+
+/// Why a lookup by name failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum LookupError {
+    /// No breaker has this name.
+    NotFound,
+    /// More than one breaker has this name; none was touched. See [`duplicates`].
+    Ambiguous {
+        /// How many breakers share it.
+        count: usize,
+    },
+}
+
+impl fmt::Display for LookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LookupError::NotFound => f.write_str("no circuit breaker is registered under this name"),
+            LookupError::Ambiguous { count } => write!(
+                f,
+                "{count} circuit breakers are registered under this name; give them distinct `name = \"...\"` arguments"
+            ),
+        }
+    }
+}
+
+impl core::error::Error for LookupError {}
+
+/// Two breakers registered under the same name.
+#[derive(Clone, Copy, Debug)]
+pub struct Duplicate {
+    /// The first one in the table.
+    pub first: &'static Entry,
+    /// A later one with the same name.
+    pub second: &'static Entry,
+}
+
+impl Duplicate {
+    /// The shared name.
+    pub fn name(&self) -> &'static str {
+        self.first.name
+    }
+}
+
+impl fmt::Display for Duplicate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (a, b) = (self.first, self.second);
+        write!(
+            f,
+            "two circuit breakers are registered as `{}` ({}:{} and {}:{}); give one of them a distinct `name = \"...\"`",
+            a.name, a.file, a.line, b.file, b.line
+        )
+    }
+}
+
+impl core::error::Error for Duplicate {}
+
+/// Every registered breaker, in link order (not sorted), including those never called.
+pub fn entries() -> &'static [Entry] {
+    crate::linker::require_registry_fragment();
+    crate::__private::BREAKERS.static_slice()
+}
+
+/// Iterates [`entries`].
+pub fn iter() -> core::slice::Iter<'static, Entry> {
+    entries().iter()
+}
+
+/// The breaker registered as `name`.
+pub fn get(name: &str) -> Result<&'static Entry, LookupError> {
+    let mut found = None;
+    let mut count = 0;
+    for e in iter().filter(|e| e.name == name) {
+        found.get_or_insert(e);
+        count += 1;
+    }
+    match (found, count) {
+        (Some(e), 1) => Ok(e),
+        (None, _) => Err(LookupError::NotFound),
+        (Some(_), count) => Err(LookupError::Ambiguous { count }),
+    }
+}
+
+/// Closes the breaker registered as `name` (reading its own clock).
+pub fn reset(name: &str) -> Result<(), LookupError> {
+    get(name).map(Entry::reset)
+}
+
+/// Opens the breaker registered as `name` until it is reset.
+pub fn force_open(name: &str) -> Result<(), LookupError> {
+    get(name).map(Entry::force_open)
+}
+
+/// Every entry whose name an earlier entry already has, paired with that earlier entry.
+/// Three breakers sharing a name give two pairs.
+pub fn duplicates() -> impl Iterator<Item = Duplicate> {
+    let all = entries();
+    all.iter().enumerate().filter_map(move |(i, second)| {
+        let earlier = all.get(..i).unwrap_or(&[]);
+        earlier
+            .iter()
+            .find(|e| e.name == second.name)
+            .map(|first| Duplicate { first, second })
+    })
+}
+
+/// `Ok` if every registered name is unique, else the first collision: call it once at
+/// start-up (or in a test) to turn a naming mistake into a clear message.
+pub fn check_unique() -> Result<(), Duplicate> {
+    match duplicates().next() {
+        Some(d) => Err(d),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,345 @@
+//! Parsing the attribute's arguments: `key = value` pairs, separated by commas.
+//!
+//! Keys are custom keywords dispatched with `lookahead1`. A bad pair is recorded and
+//! skipped up to the next comma, so that every mistake in one attribute is reported in
+//! one build. Values are checked one by one here; checks that involve several arguments
+//! live in `validate.rs`.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Lit, LitStr, Path, Token};
+
+use crate::duration;
+use crate::errors::Errors;
+
+mod kw {
+    syn::custom_keyword!(trip);
+    syn::custom_keyword!(cooldown);
+    syn::custom_keyword!(probe_lease);
+    syn::custom_keyword!(probes);
+    syn::custom_keyword!(backoff);
+    syn::custom_keyword!(max_cooldown);
+    syn::custom_keyword!(name);
+    syn::custom_keyword!(classify);
+    syn::custom_keyword!(clock);
+}
+
+/// Every argument, in the order the documentation lists them.
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, classify, clock, crate";
+
+/// The largest `trip` (`breaker_core::MAX_TRIP`).
+pub const MAX_TRIP: u32 = 255;
+/// The largest `probes` (`breaker_core::MAX_PROBES`).
+pub const MAX_PROBES: u32 = 15;
+/// The largest `backoff` multiplier.
+pub const MAX_BACKOFF: u32 = 255;
+
+/// One argument's value and where it was written.
+#[derive(Clone, Copy)]
+pub struct Setting<T> {
+    pub value: T,
+    /// The key, for errors about the argument as a whole.
+    pub key: Span,
+    /// The value, for errors about the value.
+    pub at: Span,
+}
+
+/// The arguments as written; `None` where absent or invalid (already reported).
+#[derive(Default)]
+pub struct Args {
+    pub trip: Option<Setting<u32>>,
+    pub cooldown: Option<Setting<u32>>,
+    pub probe_lease: Option<Setting<u32>>,
+    pub probes: Option<Setting<u32>>,
+    pub backoff: Option<Setting<u32>>,
+    pub max_cooldown: Option<Setting<u32>>,
+    pub name: Option<LitStr>,
+    pub classify: Option<Path>,
+    pub clock: Option<Path>,
+    pub krate: Option<Path>,
+    /// Keys seen so far, valid or not, to reject duplicates.
+    seen: Vec<&'static str>,
+}
+
+impl Args {
+    /// Whether `key` was written but its value rejected (already reported): checks that
+    /// involve it are skipped, so one mistake gives one error.
+    pub fn invalid(&self, key: &str) -> bool {
+        let value_ok = match key {
+            "cooldown" => self.cooldown.is_some(),
+            "backoff" => self.backoff.is_some(),
+            "max_cooldown" => self.max_cooldown.is_some(),
+            _ => true,
+        };
+        self.seen.contains(&key) && !value_ok
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Key {
+    Trip,
+    Cooldown,
+    ProbeLease,
+    Probes,
+    Backoff,
+    MaxCooldown,
+    Name,
+    Classify,
+    Clock,
+    Crate,
+}
+
+impl Key {
+    fn as_str(self) -> &'static str {
+        match self {
+            Key::Trip => "trip",
+            Key::Cooldown => "cooldown",
+            Key::ProbeLease => "probe_lease",
+            Key::Probes => "probes",
+            Key::Backoff => "backoff",
+            Key::MaxCooldown => "max_cooldown",
+            Key::Name => "name",
+            Key::Classify => "classify",
+            Key::Clock => "clock",
+            Key::Crate => "crate",
+        }
+    }
+
+    fn example(self) -> &'static str {
+        match self {
+            Key::Trip => "trip = 3",
+            Key::Cooldown => "cooldown = \"30s\"",
+            Key::ProbeLease => "probe_lease = \"10s\"",
+            Key::Probes => "probes = 2",
+            Key::Backoff => "backoff = 2",
+            Key::MaxCooldown => "max_cooldown = \"30m\"",
+            Key::Name => "name = \"radio::send\"",
+            Key::Classify => "classify = my_verdict",
+            Key::Clock => "clock = CLOCK",
+            Key::Crate => "crate = ::breaker_core",
+        }
+    }
+}
+
+/// Parses the attribute's arguments, recording every problem in `errors`.
+pub fn parse(tokens: TokenStream, errors: &mut Errors) -> Args {
+    let mut args = Args::default();
+    let parser = |input: ParseStream| {
+        parse_all(input, &mut args, errors);
+        Ok(())
+    };
+    // `parse_all` consumes everything and never fails; this is only defensive.
+    if let Err(e) = parser.parse2(tokens) {
+        errors.push(e);
+    }
+    args
+}
+
+fn parse_all(input: ParseStream, args: &mut Args, errors: &mut Errors) {
+    while !input.is_empty() {
+        if let Err(e) = parse_one(input, args, errors) {
+            errors.push(e);
+            skip_to_comma(input);
+        }
+        if input.is_empty() {
+            break;
+        }
+        if input.parse::<Token![,]>().is_err() {
+            errors.push(syn::Error::new(input.span(), "expected `,` between arguments"));
+            skip_to_comma(input);
+            let _ = input.parse::<Option<Token![,]>>();
+        }
+    }
+}
+
+/// Skips the rest of a bad `key = value` pair.
+fn skip_to_comma(input: ParseStream) {
+    while !input.is_empty() && !input.peek(Token![,]) {
+        if input.parse::<TokenTree>().is_err() {
+            break;
+        }
+    }
+}
+
+fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
+    let (key, key_span) = parse_key(input)?;
+    if !input.peek(Token![=]) {
+        return Err(syn::Error::new(
+            key_span,
+            format!("`{}` needs a value: write `{}`", key.as_str(), key.example()),
+        ));
+    }
+    input.parse::<Token![=]>()?;
+    let value: Expr = input.parse()?;
+
+    if args.seen.contains(&key.as_str()) {
+        errors.push(syn::Error::new(
+            key_span,
+            format!("duplicate argument `{}`; give each argument once", key.as_str()),
+        ));
+        return Ok(());
+    }
+    args.seen.push(key.as_str());
+
+    let at = value.span();
+    let set = |value| Setting {
+        value,
+        key: key_span,
+        at,
+    };
+    match key {
+        Key::Trip => args.trip = range(&value, "trip", 1, MAX_TRIP, errors).map(set),
+        Key::Probes => args.probes = range(&value, "probes", 1, MAX_PROBES, errors).map(set),
+        Key::Backoff => args.backoff = range(&value, "backoff", 1, MAX_BACKOFF, errors).map(set),
+        Key::Cooldown => args.cooldown = duration_value(&value, "cooldown", errors).map(set),
+        Key::ProbeLease => args.probe_lease = duration_value(&value, "probe_lease", errors).map(set),
+        Key::MaxCooldown => args.max_cooldown = duration_value(&value, "max_cooldown", errors).map(set),
+        Key::Name => args.name = name_value(&value, errors),
+        Key::Classify => {
+            args.classify = path_value(
+                &value,
+                errors,
+                "`classify` takes a path to a function `fn(&E) -> breaker_core::Verdict`, such as `classify = http_verdict`; write a closure as a named `fn`",
+            )
+        }
+        Key::Clock => {
+            args.clock = path_value(
+                &value,
+                errors,
+                "`clock` takes a path to a `static` implementing `breaker_core::Clock`, such as `clock = CLOCK`",
+            )
+        }
+        Key::Crate => {
+            args.krate = path_value(
+                &value,
+                errors,
+                "`crate` takes a path to the crate that re-exports breaker-core, such as `crate = ::my_crate::breaker`",
+            )
+        }
+    }
+    Ok(())
+}
+
+fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
+    let lookahead = input.lookahead1();
+    macro_rules! keys {
+        ($($kw:path => $key:expr,)*) => {
+            $(
+                if lookahead.peek($kw) {
+                    let token = input.parse::<$kw>()?;
+                    return Ok(($key, token.span()));
+                }
+            )*
+        };
+    }
+    keys! {
+        kw::trip => Key::Trip,
+        kw::cooldown => Key::Cooldown,
+        kw::probe_lease => Key::ProbeLease,
+        kw::probes => Key::Probes,
+        kw::backoff => Key::Backoff,
+        kw::max_cooldown => Key::MaxCooldown,
+        kw::name => Key::Name,
+        kw::classify => Key::Classify,
+        kw::clock => Key::Clock,
+        syn::token::Crate => Key::Crate,
+    }
+    if input.peek(syn::Ident::peek_any) {
+        let ident = input.call(syn::Ident::parse_any)?;
+        return Err(syn::Error::new(
+            ident.span(),
+            format!("unknown argument `{ident}`; expected one of: {KEYS}"),
+        ));
+    }
+    Err(lookahead.error())
+}
+
+/// An integer literal in `min..=max`.
+fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Option<u32> {
+    let hint = match key {
+        "trip" => "consecutive strikes that open the breaker",
+        "probes" => "consecutive probe successes that close it again",
+        _ => "the factor each re-open multiplies the cooldown by, 1 for a constant cooldown",
+    };
+    let Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) = value else {
+        errors.push(syn::Error::new_spanned(
+            value,
+            format!("`{key}` takes an integer literal from {min} to {max} ({hint}), such as `{key} = {min}`"),
+        ));
+        return None;
+    };
+    match int.base10_parse::<u32>() {
+        Ok(0) if key == "trip" => errors.push(syn::Error::new(
+            int.span(),
+            "`trip` must be at least 1: it counts the consecutive strikes that open the breaker; write `trip = 1` to open on the first failure",
+        )),
+        Ok(n) if (min..=max).contains(&n) => return Some(n),
+        _ => errors.push(syn::Error::new(
+            int.span(),
+            format!("`{key}` must be between {min} and {max} ({hint}); found {}", int.base10_digits()),
+        )),
+    }
+    None
+}
+
+/// A duration string literal, parsed.
+fn duration_value(value: &Expr, key: &str, errors: &mut Errors) -> Option<u32> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => match duration::parse(&s.value()) {
+            Ok(ms) => Some(ms),
+            Err(e) => {
+                errors.push(syn::Error::new(s.span(), e));
+                None
+            }
+        },
+        Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) => {
+            let n = int.base10_digits();
+            errors.push(syn::Error::new(
+                int.span(),
+                format!("`{key}` needs a unit: write `{key} = \"{n}s\"` for seconds or `{key} = \"{n}ms\"` for milliseconds"),
+            ));
+            None
+        }
+        other => {
+            errors.push(syn::Error::new_spanned(
+                other,
+                format!(
+                    "`{key}` takes a string literal such as `{key} = \"30s\"` (units ms, s, m, h; \"1m30s\"); it is read at compile time, so constants and expressions cannot be used"
+                ),
+            ));
+            None
+        }
+    }
+}
+
+fn name_value(value: &Expr, errors: &mut Errors) -> Option<LitStr> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if !s.value().is_empty() => Some(s.clone()),
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
+            errors.push(syn::Error::new(
+                s.span(),
+                "the registry name must not be empty; write one such as `name = \"radio::send\"`, or leave `name` out for the function's path",
+            ));
+            None
+        }
+        other => {
+            errors.push(syn::Error::new_spanned(
+                other,
+                "`name` takes a string literal, such as `name = \"radio::send\"`",
+            ));
+            None
+        }
+    }
+}
+
+fn path_value(value: &Expr, errors: &mut Errors, message: &str) -> Option<Path> {
+    match value {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => Some(p.path.clone()),
+        other => {
+            errors.push(syn::Error::new_spanned(other, message));
+            None
+        }
+    }
+}

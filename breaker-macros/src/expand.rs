@@ -1,0 +1,227 @@
+//! Code generation: the function, re-emitted with its signature untouched and its body
+//! run through its own static breaker.
+
+use proc_macro2::{Group, Literal, Span, TokenStream, TokenTree};
+use quote::{format_ident, quote, quote_spanned};
+use syn::{AttrStyle, ItemFn, Path};
+
+use crate::validate::{Config, Shape};
+
+/// The runtime crate when no `crate = ...` is given: `breaker-embedded` if the user's
+/// crate depends on it (its `__private::DefaultClock` reads embassy-time), else
+/// `breaker-core`, found under whatever name the user's `Cargo.toml` gives it.
+pub fn default_crate() -> Path {
+    use proc_macro_crate::{crate_name, FoundCrate};
+    let found = |package: &str, itself: &str| match crate_name(package) {
+        // Inside the runtime crate itself: it declares `extern crate self as <name>;`.
+        Ok(FoundCrate::Itself) => Some(format_ident!("{itself}")),
+        Ok(FoundCrate::Name(name)) => Some(format_ident!("{name}")),
+        Err(_) => None,
+    };
+    let name = found("breaker-embedded", "breaker_embedded")
+        .or_else(|| found("breaker-core", "breaker_core"))
+        .unwrap_or_else(|| format_ident!("breaker_core"));
+    syn::parse_quote!(::#name)
+}
+
+/// The wrapped function.
+pub fn expand(config: Config, shape: Shape, func: ItemFn) -> TokenStream {
+    let krate = config.krate.clone().unwrap_or_else(default_crate);
+    let private = quote!(#krate::__private);
+    let ItemFn { attrs, vis, sig, block } = func;
+    let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) =
+        attrs.into_iter().partition(|a| matches!(a.style, AttrStyle::Inner(_)));
+    let stmts = &block.stmts;
+
+    // Locals the user's code cannot see or clash with.
+    let breaker = format_ident!("__breaker_core_breaker", span = Span::mixed_site());
+    let permit = format_ident!("__breaker_core_permit", span = Span::mixed_site());
+    let result = format_ident!("__breaker_core_result", span = Span::mixed_site());
+    let fake = format_ident!("__breaker_core_fake_return", span = Span::mixed_site());
+
+    let Config {
+        trip,
+        cooldown,
+        probe_lease,
+        probes,
+        backoff,
+        max_cooldown,
+        ..
+    } = config;
+    let [trip, probes, backoff] = [trip, probes, backoff].map(Literal::u32_unsuffixed);
+    let [cooldown, probe_lease, max_cooldown] =
+        [cooldown, probe_lease, max_cooldown].map(|ms| quote!(#private::Duration::from_millis(#ms)));
+    let policy = quote! {
+        #private::Policy::new(#trip, #cooldown)
+            .with_probe_lease(#probe_lease)
+            .with_probes_to_close(#probes)
+            .with_backoff(#backoff, #max_cooldown)
+    };
+
+    let ident = &sig.ident;
+    let name = match &config.name {
+        Some(lit) => quote!(#lit),
+        None => {
+            let fn_name = Literal::string(&ident.to_string());
+            quote!(::core::concat!(::core::module_path!(), "::", #fn_name))
+        }
+    };
+    let line = quote_spanned!(ident.span()=> ::core::line!());
+    let clock = match &config.clock {
+        Some(path) => quote!(#path),
+        None => quote!(#private::DefaultClock),
+    };
+    // Errors about the error type (no `From<Refused>`, no `Classify`) point at it.
+    let error_span = shape.error_span;
+    // The whole call carries the span (its parentheses too), so that rustc reports an
+    // unmet bound there rather than at the attribute.
+    let at_error = |path: &str| {
+        let name = format_ident!("{path}");
+        respan(quote!(#private::#name), error_span)
+    };
+    let verdict_of = |error: &TokenStream| match &config.classify {
+        Some(path) => quote!(#path(#error)),
+        None => {
+            let verdict = at_error("verdict");
+            quote_spanned!(error_span=> #verdict(#error))
+        }
+    };
+
+    // Gives the closure (or async block) the function's return type before its body is
+    // type-checked, so `?` and `.into()` in the body infer exactly as they did in the
+    // function (tracing-attributes does the same). Impossible with `impl Trait` in the
+    // return type; inference from the surrounding call does the work then.
+    let ret = &shape.ret;
+    let fake_return = shape.nameable.then(|| {
+        quote! {
+            #[allow(
+                unknown_lints,
+                unreachable_code,
+                clippy::diverging_sub_expression,
+                clippy::empty_loop,
+                clippy::let_unit_value,
+                clippy::let_with_type_underscore,
+                clippy::needless_return,
+                clippy::unreachable
+            )]
+            if false {
+                let #fake: #ret = loop {};
+                return #fake;
+            }
+        }
+    });
+
+    let statics = quote! {
+        let #breaker: &'static #private::SharedBreaker = {
+            static __BREAKER_CORE_POLICY: #private::Policy = #policy;
+            static __BREAKER_CORE_BREAKER: #private::SharedBreaker =
+                #private::SharedBreaker::new(&__BREAKER_CORE_POLICY);
+            #[#private::linkme::distributed_slice(#private::BREAKERS)]
+            #[linkme(crate = #private::linkme)]
+            static __BREAKER_CORE_ENTRY: #private::Entry = #private::Entry::new(
+                #name,
+                &__BREAKER_CORE_BREAKER,
+                &#clock,
+                ::core::file!(),
+                #line,
+            );
+            &__BREAKER_CORE_BREAKER
+        };
+    };
+
+    // Locals spanned at the error type: rustc blames an unmet bound on the argument
+    // that carries the type, so the argument must point there too. (A hygienic span
+    // would be shown at the attribute; these names are only in scope in generated code.)
+    let at_error_span = error_span;
+    let error_var = format_ident!("error", span = at_error_span);
+    let refused_var = format_ident!("refused", span = at_error_span);
+    let call_result = format_ident!("__breaker_core_result", span = at_error_span);
+    let body_var = format_ident!("__breaker_core_body", span = Span::mixed_site());
+    let error = quote!(#error_var);
+    let verdict_of_error = verdict_of(&error);
+    let refused = at_error("refused");
+    let refused_call = quote_spanned!(error_span=> #refused(#refused_var));
+    let call = {
+        let classify = match &config.classify {
+            Some(path) => quote!(#path),
+            None => quote!(|#error_var| #verdict_of_error),
+        };
+        // The body is bound first, so its type (and so `E`) is known before the
+        // `classify` closure is checked, and an error type without `Classify` is reported
+        // at the error type.
+        let inner = quote! {
+            let #body_var = move || {
+                #fake_return
+                #(#stmts)*
+            };
+            let #call_result = #breaker.call_classified(&#clock, #body_var, #classify);
+        };
+        quote! {
+            #inner
+            match #call_result {
+                ::core::result::Result::Ok(value) => ::core::result::Result::Ok(value),
+                ::core::result::Result::Err(#private::CallError::Inner(#error_var)) => {
+                    ::core::result::Result::Err(#error_var)
+                }
+                ::core::result::Result::Err(#private::CallError::Refused(#refused_var)) => {
+                    ::core::result::Result::Err(#refused_call)
+                }
+            }
+        }
+    };
+    let body = if sig.asyncness.is_some() {
+        // The permit lives across the `.await`: a future dropped mid-call drops it
+        // unanswered, which counts a probe as failed (the shared breaker's rule).
+        quote! {
+            #statics
+            let #permit = match #breaker.try_acquire(&#clock) {
+                ::core::result::Result::Ok(permit) => permit,
+                ::core::result::Result::Err(#refused_var) => {
+                    return ::core::result::Result::Err(#refused_call);
+                }
+            };
+            let #result = async move {
+                #fake_return
+                #(#stmts)*
+            }
+            .await;
+            match &#result {
+                ::core::result::Result::Ok(_) => #permit.success(),
+                ::core::result::Result::Err(#error_var) => #permit.failure(#verdict_of_error),
+            }
+            #result
+        }
+    } else {
+        quote! {
+            #statics
+            #call
+        }
+    };
+
+    quote! {
+        #(#outer_attrs)*
+        #vis #sig {
+            #(#inner_attrs)*
+            #body
+        }
+    }
+}
+
+/// `tokens` with every span set to `span`, so that an expression built from them is
+/// reported at `span` (a path mixing spans is reported at the attribute instead).
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            TokenTree::Group(g) => {
+                let mut group = Group::new(g.delimiter(), respan(g.stream(), span));
+                group.set_span(span);
+                TokenTree::Group(group)
+            }
+            mut other => {
+                other.set_span(span);
+                other
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,145 @@
+//! The static registry: every annotated function is listed, called or not; lookup, reset
+//! and force_open by name; duplicate names reported, never merged.
+
+use breaker_core::registry::{self, LookupError};
+use breaker_core::{circuit_breaker, Classify, Duration, Instant, ManualClock, Phase, Refused, State};
+
+static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(1_000));
+
+#[derive(Debug, PartialEq)]
+struct Failed;
+impl Classify for Failed {}
+impl From<Refused> for Failed {
+    fn from(_: Refused) -> Self {
+        Failed
+    }
+}
+
+#[circuit_breaker(clock = CLOCK)]
+fn default_named() -> Result<(), Failed> {
+    Ok(())
+}
+
+#[circuit_breaker(trip = 7, cooldown = "1m30s", probes = 2, backoff = 2, max_cooldown = "10m", clock = CLOCK)]
+fn never_called() -> Result<(), Failed> {
+    Ok(())
+}
+
+mod a {
+    use super::*;
+    #[circuit_breaker(name = "shared::name", clock = CLOCK)]
+    pub fn first() -> Result<(), Failed> {
+        Ok(())
+    }
+}
+
+mod b {
+    use super::*;
+    #[circuit_breaker(name = "shared::name", clock = CLOCK)]
+    pub fn second() -> Result<(), Failed> {
+        Ok(())
+    }
+}
+
+#[circuit_breaker(name = "ops::force", cooldown = "1s", clock = CLOCK)]
+fn forced() -> Result<u8, Failed> {
+    Ok(1)
+}
+
+#[test]
+fn every_annotated_function_is_listed_even_if_never_called() {
+    let mut names: Vec<&str> = registry::iter().map(|e| e.name()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "ops::force",
+            "registry::default_named",
+            "registry::never_called",
+            "shared::name",
+            "shared::name"
+        ]
+    );
+    let entry = registry::get("registry::never_called").unwrap();
+    let policy = entry.policy();
+    assert_eq!(policy.trip(), 7);
+    assert_eq!(policy.cooldown(), Duration::from_secs(90));
+    assert_eq!(policy.probe_lease(), Duration::from_secs(90));
+    assert_eq!(policy.probes_to_close(), 2);
+    assert_eq!(policy.backoff_multiplier(), 2);
+    assert_eq!(policy.max_cooldown(), Duration::from_mins(10));
+    let report = entry.report();
+    assert_eq!(report.now, Instant::from_millis(1_000));
+    assert_eq!(report.state, State::Closed { strikes: 0 });
+    assert!(report.would_allow);
+    assert_eq!(report.counters, breaker_core::Counters::ZERO);
+    let (file, line) = entry.location();
+    assert!(file.ends_with("registry.rs"), "{file}");
+    assert!(line > 0);
+    assert!(default_named().is_ok());
+}
+
+#[test]
+fn defaults_are_the_documented_ones() {
+    let p = registry::get("registry::default_named").unwrap().policy();
+    assert_eq!(p.trip(), 3);
+    assert_eq!(p.cooldown(), Duration::from_secs(30));
+    assert_eq!(p.probe_lease(), Duration::from_secs(30));
+    assert_eq!(p.probes_to_close(), 1);
+    assert_eq!(p.backoff_multiplier(), 1);
+    assert_eq!(p.max_cooldown(), Duration::from_secs(30));
+}
+
+#[test]
+fn duplicate_names_are_reported_not_merged() {
+    assert_eq!(
+        registry::get("shared::name").unwrap_err(),
+        LookupError::Ambiguous { count: 2 }
+    );
+    assert_eq!(
+        registry::reset("shared::name"),
+        Err(LookupError::Ambiguous { count: 2 })
+    );
+    assert_eq!(
+        registry::force_open("shared::name"),
+        Err(LookupError::Ambiguous { count: 2 })
+    );
+    let dups: Vec<_> = registry::duplicates().collect();
+    assert_eq!(dups.len(), 1);
+    assert_eq!(dups[0].name(), "shared::name");
+    let err = registry::check_unique().unwrap_err();
+    let message = err.to_string();
+    assert!(
+        message.starts_with("two circuit breakers are registered as `shared::name` ("),
+        "{message}"
+    );
+    assert!(message.contains("registry.rs:"), "{message}");
+    // Both functions still work, each with its own breaker.
+    assert_eq!(a::first(), Ok(()));
+    assert_eq!(b::second(), Ok(()));
+    assert_eq!(
+        LookupError::Ambiguous { count: 2 }.to_string(),
+        "2 circuit breakers are registered under this name; give them distinct `name = \"...\"` arguments"
+    );
+}
+
+#[test]
+fn reset_and_force_open_by_name() {
+    assert_eq!(registry::get("no::such").unwrap_err(), LookupError::NotFound);
+    assert_eq!(registry::force_open("no::such"), Err(LookupError::NotFound));
+    registry::force_open("ops::force").unwrap();
+    let entry = registry::get("ops::force").unwrap();
+    assert_eq!(
+        entry.state(),
+        State::Open {
+            remaining: Duration::ZERO,
+            forced: true
+        }
+    );
+    assert!(!entry.would_allow());
+    assert_eq!(forced(), Err(Failed));
+    assert_eq!(entry.counters().skips, 1);
+    registry::reset("ops::force").unwrap();
+    assert_eq!(entry.state().phase(), Phase::Closed);
+    assert_eq!(forced(), Ok(1));
+}
