@@ -11,12 +11,12 @@ step() { printf '\n==> %s\n' "$*"; }
 
 # ---- what a fresh machine lacks ---------------------------------------------------------
 THUMB_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf)
-step "toolchain: thumb targets, rustfmt, clippy"
+step "toolchain: thumb targets, rustfmt, clippy, llvm-tools (for the firmware size report)"
 installed_targets="$(rustup target list --installed)"
 for t in "${THUMB_TARGETS[@]}"; do
     grep -qx "$t" <<<"$installed_targets" || rustup target add "$t"
 done
-for c in rustfmt clippy; do
+for c in rustfmt clippy llvm-tools; do
     rustup component list --installed | grep -q "^$c" || rustup component add "$c"
 done
 

@@ -16,6 +16,8 @@ extern crate self as breaker_core;
 pub mod __private;
 mod atomic;
 mod breaker;
+#[cfg(feature = "defmt")]
+mod defmt;
 mod global_clock;
 mod linker;
 mod machine;

@@ -176,7 +176,14 @@ impl<O: Observer> SharedBreaker<O> {
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
-        self.update(|c| c.record(self.policy, ticket, outcome, now))
+        self.update_rarely(&|c| c.record(self.policy, ticket, outcome, now))
+    }
+
+    /// [`SharedBreaker::update`] for the steps off the hot paths (outcomes, `force_open`,
+    /// `reset`): one copy of the loop for all of them keeps firmware small.
+    #[inline(never)]
+    fn update_rarely(&self, f: &dyn Fn(Core) -> Step<()>) {
+        self.update(f)
     }
 
     /// Runs `f` if the breaker allows it and reports its outcome, classifying its error
@@ -245,12 +252,12 @@ impl<O: Observer> SharedBreaker<O> {
 
     /// Opens until [`SharedBreaker::reset`], whatever the cooldown says.
     pub fn force_open(&self, now: Instant) {
-        self.update(|c| c.force_open(now))
+        self.update_rarely(&|c| c.force_open(now))
     }
 
     /// Closes, with strikes, probe streak and backoff zeroed. Counters are kept.
     pub fn reset(&self, now: Instant) {
-        self.update(|c| c.reset(now))
+        self.update_rarely(&|c| c.reset(now))
     }
 
     /// The state at `now` (a lapsed probe lease shows as open). Pure.

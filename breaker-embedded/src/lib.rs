@@ -1,5 +1,29 @@
 #![doc = include_str!("../README.md")]
 #![no_std]
 #![deny(missing_docs)]
+#![deny(missing_debug_implementations)]
+#![forbid(unsafe_code)]
+
+// Lets `#[circuit_breaker]` name this crate `::breaker_embedded` from inside it too.
+extern crate self as breaker_embedded;
+
+mod clock;
+mod log;
 
 pub use breaker_core::*;
+
+pub use clock::{embassy_duration, EmbassyClock};
+pub use log::{log_entry, log_registry, Brief, DefmtLog};
+
+/// What `#[circuit_breaker]` expands to reaches only this module when the attribute is
+/// used through `breaker-embedded`. Not public API.
+///
+/// It is `breaker_core`'s, with one change: the default clock is [`EmbassyClock`], so an
+/// annotated function reads embassy time with no further setup.
+#[doc(hidden)]
+pub mod __private {
+    pub use breaker_core::__private::*;
+
+    // Shadows the glob's `DefaultClock` (breaker-core's global clock).
+    pub use crate::EmbassyClock as DefaultClock;
+}

@@ -1,0 +1,80 @@
+//! `#[circuit_breaker]` through `breaker-embedded`: it resolves to this crate, reads
+//! embassy time with no setup, guards `async fn`s, and lists them in the registry.
+
+use core::future::Future;
+use core::pin::pin;
+use core::task::{Context, Poll, Waker};
+
+use breaker_embedded::{circuit_breaker, registry, Classify, Phase, Refused, State, Verdict};
+use embassy_time::{Duration, MockDriver};
+
+#[derive(Debug, PartialEq)]
+enum SensorError {
+    Nack,
+    HardwareFault,
+    Refused(Refused),
+}
+
+impl From<Refused> for SensorError {
+    fn from(r: Refused) -> Self {
+        SensorError::Refused(r)
+    }
+}
+
+impl Classify for SensorError {
+    fn verdict(&self) -> Verdict {
+        match self {
+            SensorError::Nack => Verdict::Strike,
+            SensorError::HardwareFault => Verdict::Trip,
+            SensorError::Refused(_) => Verdict::Neutral,
+        }
+    }
+}
+
+#[circuit_breaker(name = "test::sensor", trip = 2, cooldown = "250ms")]
+async fn read_sensor(answer: Result<u16, SensorError>) -> Result<u16, SensorError> {
+    answer
+}
+
+/// Polls a future that never waits to completion.
+fn ready<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
+        Poll::Ready(v) => v,
+        Poll::Pending => panic!("the future waited"),
+    }
+}
+
+fn advance_ms(ms: u64) {
+    MockDriver::get().advance(Duration::from_millis(ms));
+}
+
+#[test]
+fn an_async_function_trips_on_a_hard_fault_and_recovers_on_embassy_time() {
+    let entry = registry::get("test::sensor").expect("listed before its first call");
+    assert_eq!(entry.state(), State::Closed { strikes: 0 });
+
+    assert_eq!(ready(read_sensor(Ok(7))), Ok(7));
+    // A NACK is a strike (one of two); a hardware fault trips at once.
+    assert_eq!(ready(read_sensor(Err(SensorError::Nack))), Err(SensorError::Nack));
+    assert_eq!(entry.state(), State::Closed { strikes: 1 });
+    assert_eq!(ready(read_sensor(Ok(7))), Ok(7));
+    assert_eq!(entry.state(), State::Closed { strikes: 0 });
+    assert_eq!(
+        ready(read_sensor(Err(SensorError::HardwareFault))),
+        Err(SensorError::HardwareFault)
+    );
+    assert_eq!(entry.state().phase(), Phase::Open);
+    assert!(matches!(ready(read_sensor(Ok(7))), Err(SensorError::Refused(_))));
+
+    // The registry reads the same clock as the function: embassy time.
+    advance_ms(249);
+    assert!(!entry.would_allow());
+    advance_ms(1);
+    assert!(entry.would_allow());
+    assert_eq!(ready(read_sensor(Ok(8))), Ok(8));
+    assert_eq!(entry.state(), State::Closed { strikes: 0 });
+
+    let c = entry.counters();
+    assert_eq!((c.failures, c.skips, c.trips, c.probes), (2, 1, 1, 1));
+}

@@ -1,0 +1,125 @@
+//! An embassy-time driver on SysTick for the nRF51822 under QEMU, and a
+//! millisecond clock on top of it.
+//!
+//! SysTick interrupts at [`TICK_HZ`] (embassy-time's tick rate, chosen by this
+//! package through the embassy-time feature `tick-hz-1_000`) and advances a
+//! 64-bit tick counter held in a critical-section mutex (the Cortex-M0 has no
+//! compare-and-swap; cortex-m's `critical-section-single-core` masks
+//! interrupts). Timers live in embassy's generic timer queue, so they work
+//! without embassy's executor: [`crate::block_on`] drives a future by polling it
+//! after every interrupt.
+//!
+//! QEMU's timers follow the host's wall clock, so time on the emulator is only
+//! roughly right; keep timing assertions loose.
+
+use core::cell::Cell;
+use core::task::Waker;
+
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m::peripheral::SYST;
+use cortex_m_rt::exception;
+use critical_section::{CriticalSection, Mutex};
+use embassy_time_driver::{Driver, TICK_HZ};
+use embassy_time_queue_utils::Queue;
+
+/// Core clock of QEMU's `microbit` machine (the nRF51's 16 MHz HCLK), which
+/// SysTick counts when clocked from the core.
+pub const CORE_CLOCK_HZ: u32 = 16_000_000;
+
+/// SysTick reload value: the counter wraps, and interrupts, at `TICK_HZ`.
+const RELOAD: u32 = {
+    assert!(
+        CORE_CLOCK_HZ as u64 % TICK_HZ == 0,
+        "TICK_HZ must divide the core clock"
+    );
+    let reload = CORE_CLOCK_HZ as u64 / TICK_HZ - 1;
+    assert!(reload > 0 && reload <= 0x00FF_FFFF, "SysTick reload must fit 24 bits");
+    reload as u32
+};
+
+/// The driver state; every field is only touched inside a critical section.
+struct SysTickDriver {
+    /// Ticks since [`init`].
+    ticks: Mutex<Cell<u64>>,
+    /// Tick at which the queue next needs attention (`u64::MAX`: never).
+    alarm: Mutex<Cell<u64>>,
+    /// Pending timers. Taken out and put back around each use (a `Cell` has no
+    /// borrow flag, so there is no borrow panic path).
+    queue: Mutex<Cell<Queue>>,
+}
+
+impl SysTickDriver {
+    /// Advances time by one tick and wakes the timers that expired.
+    fn on_tick(&self) {
+        critical_section::with(|cs| {
+            let now = self.ticks.borrow(cs).get() + 1;
+            self.ticks.borrow(cs).set(now);
+            if now >= self.alarm.borrow(cs).get() {
+                self.with_queue(cs, |queue| queue.next_expiration(now));
+            }
+        });
+    }
+
+    /// Runs `f` on the queue and records the next expiration it returns.
+    fn with_queue(&self, cs: CriticalSection<'_>, f: impl FnOnce(&mut Queue) -> u64) {
+        let cell = self.queue.borrow(cs);
+        let mut queue = cell.replace(Queue::new());
+        let next = f(&mut queue);
+        cell.set(queue);
+        self.alarm.borrow(cs).set(next);
+    }
+}
+
+impl Driver for SysTickDriver {
+    fn now(&self) -> u64 {
+        critical_section::with(|cs| self.ticks.borrow(cs).get())
+    }
+
+    fn schedule_wake(&self, at: u64, waker: &Waker) {
+        critical_section::with(|cs| {
+            let now = self.ticks.borrow(cs).get();
+            // Also wakes `waker` right away if `at` is already past.
+            self.with_queue(cs, |queue| {
+                queue.schedule_wake(at, waker);
+                queue.next_expiration(now)
+            });
+        });
+    }
+}
+
+embassy_time_driver::time_driver_impl!(static DRIVER: SysTickDriver = SysTickDriver {
+    ticks: Mutex::new(Cell::new(0)),
+    alarm: Mutex::new(Cell::new(u64::MAX)),
+    queue: Mutex::new(Cell::new(Queue::new())),
+});
+
+/// Starts the SysTick interrupt that drives the clock. Call once, early: until
+/// then, time stands still at 0.
+pub fn init(mut syst: SYST) {
+    syst.disable_counter();
+    syst.set_clock_source(SystClkSource::Core);
+    syst.set_reload(RELOAD);
+    syst.clear_current();
+    syst.enable_interrupt();
+    syst.enable_counter();
+}
+
+/// Milliseconds since [`init`].
+pub fn now_millis() -> u64 {
+    DRIVER.now() * 1000 / TICK_HZ
+}
+
+/// Sleeps at least `ms` milliseconds (waiting for interrupts, so the host's
+/// CPU is not kept busy). Needs [`init`], or it never returns.
+pub fn delay_ms(ms: u64) {
+    // One tick more: the current millisecond is already partly gone.
+    let until = now_millis() + ms + 1;
+    while now_millis() < until {
+        cortex_m::asm::wfi();
+    }
+}
+
+#[exception]
+fn SysTick() {
+    DRIVER.on_tick();
+}

@@ -1,0 +1,131 @@
+//! An embassy-time driver for the LM3S6965 under QEMU, on SysTick.
+//!
+//! SysTick interrupts at [`TICK_HZ`] (embassy-time's tick rate, chosen by the
+//! final firmware through an embassy-time `tick-hz-*` feature; this driver
+//! needs a rate that divides [`CORE_CLOCK_HZ`], e.g. `tick-hz-1_000`). Each
+//! interrupt advances a 64-bit tick counter and, when the earliest deadline is
+//! reached, wakes the expired timers of an [`embassy_time_queue_utils::Queue`].
+//!
+//! QEMU's timers follow the host's wall clock, so time on the emulator is only
+//! roughly right; keep timing assertions loose.
+
+use core::cell::Cell;
+use core::task::Waker;
+
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m::peripheral::SYST;
+use cortex_m_rt::exception;
+use critical_section::{CriticalSection, Mutex};
+use embassy_time_driver::{Driver, TICK_HZ};
+use embassy_time_queue_utils::Queue;
+
+/// Core clock of the lm3s6965 under QEMU after reset (not the board's 50 MHz:
+/// nothing configures the PLL).
+pub const CORE_CLOCK_HZ: u32 = 12_500_000;
+
+/// SysTick reload value: the counter wraps, and interrupts, at `TICK_HZ`.
+const RELOAD: u32 = {
+    assert!(
+        CORE_CLOCK_HZ as u64 % TICK_HZ == 0,
+        "TICK_HZ must divide the core clock"
+    );
+    let reload = CORE_CLOCK_HZ as u64 / TICK_HZ - 1;
+    assert!(reload > 0 && reload <= 0x00FF_FFFF, "SysTick reload must fit 24 bits");
+    reload as u32
+};
+
+/// The driver state; every field is only touched inside a critical section.
+struct SysTickDriver {
+    /// Ticks since [`init`].
+    ticks: Mutex<Cell<u64>>,
+    /// Tick at which the queue next needs attention (`u64::MAX`: never).
+    alarm: Mutex<Cell<u64>>,
+    /// Pending timers. Taken out and put back around each use (a `Cell` has no
+    /// borrow flag, so there is no borrow panic path to pull in `core::fmt`).
+    queue: Mutex<Cell<Queue>>,
+}
+
+impl SysTickDriver {
+    /// Advances time by one tick and wakes the timers that expired.
+    fn on_tick(&self) {
+        critical_section::with(|cs| {
+            let now = self.ticks.borrow(cs).get() + 1;
+            self.ticks.borrow(cs).set(now);
+            if now >= self.alarm.borrow(cs).get() {
+                self.rearm(cs, now);
+            }
+        });
+    }
+
+    /// Wakes the expired timers and records when the next one expires.
+    fn rearm(&self, cs: CriticalSection<'_>, now: u64) {
+        let next = self.with_queue(cs, |queue| queue.next_expiration(now));
+        self.alarm.borrow(cs).set(next);
+    }
+
+    /// Runs `f` on the timer queue.
+    fn with_queue<R>(&self, cs: CriticalSection<'_>, f: impl FnOnce(&mut Queue) -> R) -> R {
+        let cell = self.queue.borrow(cs);
+        let mut queue = cell.replace(Queue::new());
+        let result = f(&mut queue);
+        cell.set(queue);
+        result
+    }
+}
+
+impl Driver for SysTickDriver {
+    fn now(&self) -> u64 {
+        critical_section::with(|cs| self.ticks.borrow(cs).get())
+    }
+
+    fn schedule_wake(&self, at: u64, waker: &Waker) {
+        critical_section::with(|cs| {
+            if self.with_queue(cs, |queue| queue.schedule_wake(at, waker)) {
+                // Also wakes `waker` right away if `at` is already past.
+                self.rearm(cs, self.ticks.borrow(cs).get());
+            }
+        });
+    }
+}
+
+embassy_time_driver::time_driver_impl!(static DRIVER: SysTickDriver = SysTickDriver {
+    ticks: Mutex::new(Cell::new(0)),
+    alarm: Mutex::new(Cell::new(u64::MAX)),
+    queue: Mutex::new(Cell::new(Queue::new())),
+});
+
+/// Starts the SysTick interrupt that drives embassy time. Call once, early:
+/// until then, time stands still at 0 and timers never fire.
+pub fn init(mut syst: SYST) {
+    syst.disable_counter();
+    syst.set_clock_source(SystClkSource::Core);
+    syst.set_reload(RELOAD);
+    syst.clear_current();
+    syst.enable_interrupt();
+    syst.enable_counter();
+}
+
+/// Sets embassy time back to zero, as a reboot does: for simulating a restart
+/// without losing the rest of RAM. Refuses (returns `false`, changes nothing)
+/// while any timer is pending, since its deadline would then lie far ahead.
+pub fn restart_from_zero() -> bool {
+    critical_section::with(|cs| {
+        let now = DRIVER.ticks.borrow(cs).get();
+        if DRIVER.with_queue(cs, |queue| queue.next_expiration(now)) != u64::MAX {
+            return false;
+        }
+        DRIVER.ticks.borrow(cs).set(0);
+        DRIVER.alarm.borrow(cs).set(u64::MAX);
+        true
+    })
+}
+
+/// Embassy time in milliseconds (used for the defmt timestamp).
+pub fn now_millis() -> u64 {
+    DRIVER.now() * 1000 / TICK_HZ
+}
+
+#[exception]
+fn SysTick() {
+    DRIVER.on_tick();
+}

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# What the breaker code adds to a firmware: builds the release firmware of m3
+# (thumbv7m) and m0 (thumbv6m) twice, with the two `#[circuit_breaker]`
+# functions and with the feature `no-breakers` (same functions, no attribute, no
+# registry dump), and prints text/data/bss of both, the difference, where the
+# difference goes (by symbol), and whether the breaker build pulls in
+# `core::fmt` formatting machinery (exit 1 if it does).
+#
+# Usage: firmware/size.sh [--strict]
+#   --strict  also exit 1 if, on m3, the core, the registry and the two wrapped
+#             functions add more than the budget (3 KiB of text); without it the
+#             budget is reported, and only added formatting machinery fails.
+#
+# Needs the `llvm-tools` rustup component (llvm-size, llvm-nm).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+STRICT=0
+[[ "${1:-}" == "--strict" ]] && STRICT=1
+BUDGET=3072
+
+HOST=$(rustc -vV | sed -n 's/^host: //p')
+LLVM_BIN="$(rustc --print sysroot)/lib/rustlib/$HOST/bin"
+if [[ ! -x "$LLVM_BIN/llvm-size" || ! -x "$LLVM_BIN/llvm-nm" ]]; then
+    echo "size.sh: llvm-size/llvm-nm not found; install them with: rustup component add llvm-tools" >&2
+    exit 2
+fi
+SIZE="$LLVM_BIN/llvm-size"
+NM="$LLVM_BIN/llvm-nm"
+
+# Formatting machinery: the bytes of every `core::fmt` symbol. Inlining moves code
+# between symbols (`Formatter::pad` may be folded into its only caller), so the check
+# compares byte totals, not names: a formatted panic (`core::fmt::write`, integer
+# `Display`, `Formatter::pad_integral`, a `Debug` impl) costs hundreds of bytes; a
+# `Display` shim for an argument whose formatter is already there costs about 20.
+FMT_SLACK=64
+FMT_RE='core::fmt|core\.\.fmt|Formatter'
+fmt_bytes() { awk -v re="$FMT_RE" '$3 ~ /^[tTrR]$/ && $0 ~ re { s += $2 } END { print s + 0 }' "$1"; }
+fmt_names() { awk -v re="$FMT_RE" '$3 ~ /^[tTrR]$/ && $0 ~ re { print substr($0, index($0, $4)) }' "$1" | sed -E 's/::h[0-9a-f]{16}//' | sort -u; }
+
+status=0
+
+# measure <package dir> <target triple> <binary>
+measure() {
+    local dir=$1 triple=$2 bin=$3
+    local out="$dir/target/size"
+    mkdir -p "$out"
+    for variant in breakers no-breakers; do
+        local features=()
+        [[ $variant == no-breakers ]] && features=(--features no-breakers)
+        (cd "$dir" && cargo build --release --quiet --bin "$bin" "${features[@]}")
+        cp "$dir/target/$triple/release/$bin" "$out/$variant.elf"
+        "$NM" -C -S --size-sort --radix=d "$out/$variant.elf" >"$out/$variant.nm"
+    done
+
+    read -r with_text with_data with_bss _ < <("$SIZE" "$out/breakers.elf" | tail -1)
+    read -r base_text base_data base_bss _ < <("$SIZE" "$out/no-breakers.elf" | tail -1)
+    local diff=$((with_text - base_text))
+
+    echo "== $dir ($triple, release, opt-level s, LTO)"
+    printf '%-28s %8s %8s %8s\n' "" text data bss
+    printf '%-28s %8d %8d %8d\n' "with the two breakers" "$with_text" "$with_data" "$with_bss"
+    printf '%-28s %8d %8d %8d\n' "without (no-breakers)" "$base_text" "$base_data" "$base_bss"
+    printf '%-28s %+8d %+8d %+8d\n' "breaker code adds" "$diff" $((with_data - base_data)) $((with_bss - base_bss))
+
+    echo "-- where the added text goes (symbol sizes, breakers minus no-breakers)"
+    local buckets
+    buckets=$(awk -v base="$out/no-breakers.nm" '
+        function bucket(name) {
+            if (name ~ /__BREAKER_CORE_/) return "wrapped: per-function statics (policy, registry entry)"
+            if (name ~ /EmbassyClock/) return "wrapped: the embassy-time clock"
+            if (name ~ /breaker_embedded/) return "dump: breaker-embedded (registry dump, Brief)"
+            if (name ~ /registry|View|linkme|BREAKERS/) return "registry: table, View trait objects, linkme"
+            if (name ~ /breaker_core/) return "core: state machine, SharedBreaker, permit"
+            if (name ~ /portable_atomic/) return "core: portable-atomic"
+            if (name ~ /defmt/) return "dump: defmt glue"
+            return "wrapped: firmware code (guarded functions inlined, scenario)"
+        }
+        # Text and read-only data only.
+        function keep(type) { return type ~ /^[tTrR]$/ }
+        function norm(name) { gsub(/::h[0-9a-f]{16}/, "", name); gsub(/\.Lanon\.[0-9a-f]+\.[0-9]+/, ".Lanon", name); gsub(/17h[0-9a-f]{16}E/, "E", name); return name }
+        BEGIN {
+            while ((getline line < base) > 0) {
+                n = split(line, f, " ")
+                if (n < 4 || !keep(f[3])) continue
+                name = substr(line, index(line, f[4])); before[norm(name)] += f[2] + 0
+            }
+        }
+        {
+            if (NF < 4 || !keep($3)) next
+            name = substr($0, index($0, $4)); after[norm(name)] += $2 + 0
+        }
+        END {
+            for (k in after) { d = after[k] - before[k]; if (d != 0) sum[bucket(k)] += d }
+            for (k in before) if (!(k in after)) sum[bucket(k)] -= before[k]
+            for (b in sum) printf "%d|%s\n", sum[b], b
+        }' "$out/breakers.nm" | sort -t'|' -k1,1nr)
+    awk -F'|' '{ printf "   %+7d  %s\n", $1, $2 }' <<<"$buckets"
+    # The budget covers the core, the registry and the wrapped functions; the firmware's
+    # own registry dump (breaker-embedded's log lines) is reported but not counted.
+    local dump subject
+    dump=$(awk -F'|' '$2 ~ /^dump:/ { s += $1 } END { print s + 0 }' <<<"$buckets")
+    subject=$((diff - dump))
+    printf '   core + registry + two wrapped functions: %+d B (the added text minus the dump'"'"'s %d B)\n' \
+        "$subject" "$dump"
+
+    echo "-- formatting machinery (core::fmt symbols, breakers minus no-breakers)"
+    local fmt_with fmt_base fmt_added names
+    fmt_with=$(fmt_bytes "$out/breakers.nm")
+    fmt_base=$(fmt_bytes "$out/no-breakers.nm")
+    fmt_added=$((fmt_with - fmt_base))
+    names=$(comm -13 <(fmt_names "$out/no-breakers.nm") <(fmt_names "$out/breakers.nm") || true)
+    printf '   %d B in the baseline, %d B with the breakers: %+d B\n' "$fmt_base" "$fmt_with" "$fmt_added"
+    [[ -n "$names" ]] && sed 's/^/     new symbol: /' <<<"$names"
+    if ((fmt_added > FMT_SLACK)); then
+        echo "   FAIL: the breaker code pulls in formatting machinery (more than $FMT_SLACK B)"
+        status=1
+    else
+        echo "   ok: no formatting machinery added (at most a shim of $FMT_SLACK B)"
+    fi
+    if [[ $triple == thumbv7m-none-eabi ]]; then
+        if ((subject <= BUDGET)); then
+            echo "-- budget: core + registry + two wrapped functions, +$subject B <= $BUDGET B: met"
+        else
+            echo "-- budget: core + registry + two wrapped functions, +$subject B > $BUDGET B: OVER BUDGET"
+            ((STRICT)) && status=1
+        fi
+    fi
+    echo
+}
+
+measure m3 thumbv7m-none-eabi breaker-firmware-m3
+measure m0 thumbv6m-none-eabi breaker-firmware-m0
+exit "$status"
