@@ -454,6 +454,40 @@ impl Core {
     /// Bits that are all zero exactly when the breaker is Closed with no strikes pending.
     pub const HOT_MASK: u64 = 0xFFF << 32;
 
+    /// Bits of a packed word that say "open, not forced, backoff step 0" when they equal
+    /// [`Core::COOLING_BITS`]: phase, probe slot, forced, and the backoff step.
+    pub const COOLING_MASK: u64 = 0xF << 32 | 0xF << 48;
+    /// [`Core::COOLING_MASK`]'s bits when open, not forced, at backoff step 0.
+    pub const COOLING_BITS: u64 = 1 << 32;
+
+    /// The gate for a packed word that is open, not forced, at backoff step 0, and still
+    /// cooling down at `now`: the refusal [`Core::acquire`] gives there (which changes
+    /// nothing but the skip count). `None` for any other word, or once the cooldown is
+    /// over: then `acquire` must run. The refusal fast path of the shared breaker; a
+    /// backed-off cooldown takes the general path.
+    #[inline(always)]
+    pub fn cooling_refusal(w: u64, policy: &Policy, now: Instant) -> Option<Refused> {
+        if w & Self::COOLING_MASK != Self::COOLING_BITS {
+            return None;
+        }
+        // `acquire`'s test and `remaining`'s arithmetic on the packed word, for a clock
+        // that reads at or after the anchor. One unsigned comparison sends both the end of
+        // the cooldown and a clock reading before the anchor (stepped back, or a trip
+        // verdict's hold: a wrapped difference of 2^31 or more, above any cooldown, which
+        // is at most 2^30 - 1 ms) to the general path.
+        let elapsed = now.as_millis().wrapping_sub(w as u32);
+        let cooldown = policy.cooldown().as_millis();
+        if elapsed >= cooldown {
+            return None;
+        }
+        // Below the cooldown, so within `Duration::MAX`.
+        let retry_in = Duration::from_millis_unchecked(cooldown - elapsed);
+        Some(Refused {
+            reason: RefusalReason::Open,
+            retry_in: Some(retry_in),
+        })
+    }
+
     pub const fn pack(self) -> u64 {
         let phase = match self.phase {
             Phase::Closed => 0u64,

@@ -126,13 +126,15 @@ impl<O: Observer> SharedBreaker<O> {
     fn count(&self, e: &Events) {
         for (counter, happened) in [
             (&self.failures, e.failure),
-            (&self.skips, e.skipped),
             (&self.probes, e.probe_granted),
             (&self.lease_expiries, e.lease_expired),
         ] {
             if happened {
                 saturating_inc(counter);
             }
+        }
+        if e.skipped {
+            self.count_skip();
         }
         for _ in 0..e.trips {
             saturating_inc(&self.trips);
@@ -156,14 +158,43 @@ impl<O: Observer> SharedBreaker<O> {
                 answered: false,
             });
         }
-        let now = clock.now();
-        let ticket = self.update(|c| c.acquire(self.policy, now))?;
+        let ticket = self.gate(w, clock)?;
         Ok(Permit {
             breaker: self,
             clock,
             ticket,
             answered: false,
         })
+    }
+
+    /// The gate off the hot path: one clock read. Open and cooling down, the refusal is
+    /// settled right here, exactly as `Core::acquire` would settle it (a refusal that
+    /// changes nothing but the skip count), with no compare-and-swap and no `Step`;
+    /// anything else takes the full transition, out of line.
+    #[inline(always)]
+    fn gate<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
+        let now = clock.now();
+        if let Some(refused) = Core::cooling_refusal(w, self.policy, now) {
+            self.count_skip();
+            return Err(refused);
+        }
+        self.acquire_slow(now)
+    }
+
+    /// The full gate transition, out of line so that callers' loops keep their registers.
+    #[inline(never)]
+    fn acquire_slow(&self, now: Instant) -> Result<Ticket, Refused> {
+        self.update(|c| c.acquire(self.policy, now))
+    }
+
+    /// Counts one refused call with one `fetch_add` (a `lock xadd` on x86-64) instead of a
+    /// compare-and-swap loop. The caller whose add wrapped the counter puts it back at
+    /// `u32::MAX`, so it saturates; a reader may glimpse the wrapped value for that moment.
+    #[inline(always)]
+    fn count_skip(&self) {
+        if self.skips.fetch_add(1, Ordering::Relaxed) == u32::MAX {
+            self.skips.store(u32::MAX, Ordering::Relaxed);
+        }
     }
 
     /// The pure oracle: would a call be allowed at `now`? Writes nothing, so polling it
@@ -227,17 +258,26 @@ impl<O: Observer> SharedBreaker<O> {
                 }
             };
         }
-        self.call_slow(clock, f, classify)
+        let ticket = self.gate(w, clock).map_err(CallError::Refused)?;
+        self.call_slow(clock, ticket, f, classify)
     }
 
+    // Cold: keeps the closed-state loop of a caller one straight block.
+    #[cold]
     #[inline(never)]
-    fn call_slow<T, E>(
+    fn call_slow<T, E, C: Clock>(
         &self,
-        clock: &impl Clock,
+        clock: &C,
+        ticket: Ticket,
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
-        let permit = self.try_acquire(clock).map_err(CallError::Refused)?;
+        let permit = Permit {
+            breaker: self,
+            clock,
+            ticket,
+            answered: false,
+        };
         match f() {
             Ok(v) => {
                 permit.record(Outcome::Success);

@@ -33,6 +33,11 @@ impl Duration {
         }
     }
 
+    /// A span of `millis` milliseconds that the caller knows is at most [`Duration::MAX`].
+    pub(crate) const fn from_millis_unchecked(millis: u32) -> Duration {
+        Duration { millis }
+    }
+
     /// A span of `secs` seconds, or `None` if that exceeds [`Duration::MAX`].
     pub const fn checked_from_secs(secs: u32) -> Option<Duration> {
         match secs.checked_mul(1000) {
