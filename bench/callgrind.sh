@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Instructions per call, counted by `valgrind --tool=callgrind`.
+#
+# Instruction counts are stable on noisy machines where nanoseconds are not. Each case of
+# the `peers` benchmark is run twice under callgrind, with N1 and N2 calls; the difference
+# of the two runs' total instruction counts (Ir), divided by N2 - N1, is the cost of one
+# call: process start-up, breaker construction and tripping are the same in both runs and
+# cancel out.
+#
+#   bench/callgrind.sh                 # all cases, N1=100000, N2=200000
+#   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
+#   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
+#
+# Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+if ! command -v valgrind >/dev/null 2>&1; then
+    echo "callgrind.sh: valgrind is not installed; this script installs nothing." >&2
+    echo "Install valgrind (e.g. 'apt-get install valgrind' on Debian/Ubuntu) and run it again." >&2
+    exit 1
+fi
+
+N1=${N1:-100000}
+N2=${N2:-200000}
+if ! [[ $N1 =~ ^[0-9]+$ && $N2 =~ ^[0-9]+$ ]] || ((N2 <= N1)); then
+    echo "callgrind.sh: N1 and N2 must be integers with N2 > N1 (got N1=$N1 N2=$N2)" >&2
+    exit 1
+fi
+
+ASM=0
+CASES=()
+for arg in "$@"; do
+    case "$arg" in
+        --asm) ASM=1 ;;
+        -h | --help)
+            sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        *) CASES+=("$arg") ;;
+    esac
+done
+if ((${#CASES[@]} == 0)); then
+    CASES=(
+        closure
+        ref-a
+        ours-closed
+        macro-closed
+        failsafe-closed
+        recloser-closed
+        ref-r
+        ref-b
+        ref-b0
+        ours-rejected
+        failsafe-rejected
+        recloser-rejected
+    )
+fi
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+echo "building the peers benchmark (release, bench profile)..." >&2
+cargo bench -p bench --bench peers --no-run --message-format=json >"$WORK/build.json"
+EXE=$(grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep '/peers-' | tail -n 1)
+if [[ -z $EXE || ! -x $EXE ]]; then
+    echo "callgrind.sh: could not find the built peers benchmark executable" >&2
+    exit 1
+fi
+
+# Total instructions of one run: the `summary:` line of the callgrind out file.
+instructions() {
+    local case=$1 n=$2 out="$WORK/$1.$2.out"
+    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$EXE" --icount "$case" "$n" \
+        >"$WORK/$case.$n.log" 2>&1; then
+        echo "callgrind.sh: case '$case' with $n calls failed under valgrind:" >&2
+        tail -n 20 "$WORK/$case.$n.log" >&2
+        exit 1
+    fi
+    local total
+    total=$(awk '/^summary:/ { print $2; exit }' "$out")
+    [[ -n $total ]] || total=$(awk '/^totals:/ { print $2; exit }' "$out")
+    [[ -n $total ]] || { echo "callgrind.sh: no summary/totals line in $out" >&2; exit 1; }
+    echo "$total"
+}
+
+declare -A PER_CALL
+echo
+echo "### Instructions per call (callgrind, (Ir($N2 calls) - Ir($N1 calls)) / $((N2 - N1)))"
+echo
+echo "| case | Ir, $N1 calls | Ir, $N2 calls | instructions/call |"
+echo "|---|---:|---:|---:|"
+for c in "${CASES[@]}"; do
+    i1=$(instructions "$c" "$N1")
+    i2=$(instructions "$c" "$N2")
+    per=$(awk -v a="$i1" -v b="$i2" -v n1="$N1" -v n2="$N2" 'BEGIN { printf "%.2f", (b - a) / (n2 - n1) }')
+    PER_CALL[$c]=$per
+    echo "| $c | $i1 | $i2 | $per |"
+done
+echo
+
+# The issue's instruction targets, for whichever of their cases were run.
+check() { # label, case, reference case, allowed extra instructions
+    local label=$1 c=$2 ref=$3 budget=$4
+    [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[$ref]:-} ]] || return 0
+    awk -v l="$label" -v c="$c" -v r="$ref" -v x="${PER_CALL[$c]}" -v y="${PER_CALL[$ref]}" -v b="$budget" 'BEGIN {
+        d = x - y
+        printf "- %s: %s %.2f - %s %.2f = %+.2f instructions (budget %d) -> %s\n",
+            l, c, x, r, y, d, b, (d <= b + 0.05 ? "MET" : "MISSED")
+    }'
+}
+echo "### Instruction targets (those whose two cases were run)"
+echo
+check "closed success vs reference A" ours-closed ref-a 5
+check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
+check "macro-wrapped vs SharedBreaker::call by hand" macro-closed ours-closed 2
+for ref in failsafe recloser; do
+    for path in closed rejected; do
+        [[ -n ${PER_CALL[ours-$path]:-} && -n ${PER_CALL[$ref-$path]:-} ]] || continue
+        awk -v p="$path" -v r="$ref" -v x="${PER_CALL[ours-$path]}" -v y="${PER_CALL[$ref-$path]}" \
+            'BEGIN { printf "- %s, %s: breaker-core %.2f vs %.2f instructions\n", p, r, x, y }'
+    done
+done
+
+if ((ASM)); then
+    if ! command -v objdump >/dev/null 2>&1; then
+        echo "callgrind.sh: --asm needs objdump (binutils), which is not installed" >&2
+        exit 1
+    fi
+    echo
+    echo "### Disassembly: the breaker-core loops (peers::loop_ours) and the shared breaker's out-of-line paths"
+    objdump -d --no-show-raw-insn -C "$EXE" |
+        awk '/^[0-9a-f]+ <.*(peers::loop_ours|SharedBreaker.*call_slow|SharedBreaker.*try_acquire|SharedBreaker.*update|Core::acquire).*>:$/ { p = 1 }
+             p && /^$/ { p = 0; print "" }
+             p'
+fi

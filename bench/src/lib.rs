@@ -1,0 +1,207 @@
+//! Support code for the `peers` benchmark (`benches/peers.rs`): a heap-counting global
+//! allocator wrapper and small statistics helpers. Not published.
+//!
+//! The benchmark itself lives in `benches/peers.rs`, because `failsafe` and `recloser`
+//! are dev-dependencies of this crate only and only bench/test/example targets see those.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// A [`GlobalAlloc`] that forwards to [`System`] and counts allocations, frees and bytes.
+///
+/// Install it with `#[global_allocator] static A: CountingAlloc = CountingAlloc::new();`
+/// and read it with [`CountingAlloc::snapshot`]. Counting costs one relaxed
+/// `fetch_add` per event, paid only by code that allocates.
+#[derive(Debug)]
+pub struct CountingAlloc {
+    allocs: AtomicU64,
+    frees: AtomicU64,
+    bytes_allocated: AtomicU64,
+    bytes_freed: AtomicU64,
+}
+
+impl CountingAlloc {
+    /// A counter at zero.
+    pub const fn new() -> CountingAlloc {
+        CountingAlloc {
+            allocs: AtomicU64::new(0),
+            frees: AtomicU64::new(0),
+            bytes_allocated: AtomicU64::new(0),
+            bytes_freed: AtomicU64::new(0),
+        }
+    }
+
+    /// The counts so far.
+    pub fn snapshot(&self) -> AllocSnapshot {
+        AllocSnapshot {
+            allocs: self.allocs.load(Ordering::Relaxed),
+            frees: self.frees.load(Ordering::Relaxed),
+            bytes_allocated: self.bytes_allocated.load(Ordering::Relaxed),
+            bytes_freed: self.bytes_freed.load(Ordering::Relaxed),
+        }
+    }
+
+    fn on_alloc(&self, size: usize) {
+        self.allocs.fetch_add(1, Ordering::Relaxed);
+        self.bytes_allocated.fetch_add(size as u64, Ordering::Relaxed);
+    }
+
+    fn on_free(&self, size: usize) {
+        self.frees.fetch_add(1, Ordering::Relaxed);
+        self.bytes_freed.fetch_add(size as u64, Ordering::Relaxed);
+    }
+}
+
+impl Default for CountingAlloc {
+    fn default() -> Self {
+        CountingAlloc::new()
+    }
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments unchanged, so
+// `System`'s guarantees carry over; the counters are side effects only.
+unsafe impl GlobalAlloc for CountingAlloc {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        self.on_alloc(layout.size());
+        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc`'s contract.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        self.on_alloc(layout.size());
+        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        self.on_free(layout.size());
+        // SAFETY: forwarded unchanged; `ptr` came from this allocator, i.e. from `System`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // A realloc counts as one free of the old block and one allocation of the new one.
+        self.on_free(layout.size());
+        self.on_alloc(new_size);
+        // SAFETY: forwarded unchanged; the caller upholds `GlobalAlloc::realloc`'s contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// Allocator counts at one moment; subtract two to get what happened in between.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllocSnapshot {
+    /// Allocations (a realloc counts as one).
+    pub allocs: u64,
+    /// Frees (a realloc counts as one).
+    pub frees: u64,
+    /// Bytes handed out.
+    pub bytes_allocated: u64,
+    /// Bytes given back.
+    pub bytes_freed: u64,
+}
+
+impl AllocSnapshot {
+    /// What happened between `earlier` and `self`.
+    pub fn since(self, earlier: AllocSnapshot) -> AllocSnapshot {
+        AllocSnapshot {
+            allocs: self.allocs - earlier.allocs,
+            frees: self.frees - earlier.frees,
+            bytes_allocated: self.bytes_allocated - earlier.bytes_allocated,
+            bytes_freed: self.bytes_freed - earlier.bytes_freed,
+        }
+    }
+
+    /// Bytes allocated and not freed (negative if more was freed than allocated).
+    pub fn net_bytes(self) -> i64 {
+        self.bytes_allocated as i64 - self.bytes_freed as i64
+    }
+
+    /// `"N (B B)"`: allocations and bytes allocated, or `"0"`.
+    pub fn short(self) -> String {
+        if self.allocs == 0 {
+            "0".to_string()
+        } else {
+            format!("{} ({} B)", self.allocs, self.bytes_allocated)
+        }
+    }
+}
+
+/// Order statistics of a set of per-call times, in nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stats {
+    /// The fastest sample.
+    pub min: f64,
+    /// The first quartile.
+    pub p25: f64,
+    /// The median sample.
+    pub median: f64,
+    /// The third quartile.
+    pub p75: f64,
+    /// The slowest sample.
+    pub max: f64,
+}
+
+impl Stats {
+    /// The statistics of `samples` (not empty).
+    ///
+    /// # Panics
+    /// If `samples` is empty.
+    pub fn of(samples: &[f64]) -> Stats {
+        assert!(!samples.is_empty(), "no samples");
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let at = |q: f64| s[((s.len() - 1) as f64 * q).round() as usize];
+        Stats {
+            min: s[0],
+            p25: at(0.25),
+            median: at(0.5),
+            p75: at(0.75),
+            max: s[s.len() - 1],
+        }
+    }
+
+    /// The interquartile range as a fraction of the median: a simple noise figure.
+    pub fn spread(&self) -> f64 {
+        (self.p75 - self.p25) / self.median
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stats_of_five() {
+        let s = Stats::of(&[5.0, 1.0, 4.0, 2.0, 3.0]);
+        assert_eq!((s.min, s.p25, s.median, s.p75, s.max), (1.0, 2.0, 3.0, 4.0, 5.0));
+    }
+
+    #[test]
+    fn snapshot_difference() {
+        let a = AllocSnapshot {
+            allocs: 1,
+            frees: 0,
+            bytes_allocated: 10,
+            bytes_freed: 0,
+        };
+        let b = AllocSnapshot {
+            allocs: 3,
+            frees: 1,
+            bytes_allocated: 40,
+            bytes_freed: 10,
+        };
+        let d = b.since(a);
+        assert_eq!(
+            d,
+            AllocSnapshot {
+                allocs: 2,
+                frees: 1,
+                bytes_allocated: 30,
+                bytes_freed: 10
+            }
+        );
+        assert_eq!(d.net_bytes(), 20);
+        assert_eq!(d.short(), "2 (30 B)");
+    }
+}
