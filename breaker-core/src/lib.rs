@@ -26,6 +26,8 @@ mod policy;
 pub mod registry;
 mod shared;
 mod snapshot;
+#[cfg(feature = "std")]
+mod stderr_log;
 mod time;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
@@ -35,6 +37,8 @@ pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use snapshot::{DecodeError, Snapshot};
+#[cfg(feature = "std")]
+pub use stderr_log::StderrLog;
 #[cfg(feature = "std")]
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};

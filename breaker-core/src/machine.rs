@@ -41,6 +41,22 @@ pub enum Reason {
     Reset,
 }
 
+impl Reason {
+    /// The reason in a few words, as transition logs print it ("strikes", "probe failed").
+    pub const fn words(self) -> &'static str {
+        match self {
+            Reason::Strikes => "strikes",
+            Reason::TripVerdict => "trip verdict",
+            Reason::ProbeFailed => "probe failed",
+            Reason::LeaseExpired => "probe lease expired",
+            Reason::CooldownElapsed => "cooldown elapsed",
+            Reason::Recovered => "recovered",
+            Reason::ForcedOpen => "forced",
+            Reason::Reset => "reset",
+        }
+    }
+}
+
 /// One change of [`Phase`], as told to an [`Observer`](crate::Observer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]

@@ -18,12 +18,15 @@ pub use log::{log_entry, log_registry, Brief, DefmtLog};
 /// What `#[circuit_breaker]` expands to reaches only this module when the attribute is
 /// used through `breaker-embedded`. Not public API.
 ///
-/// It is `breaker_core`'s, with one change: the default clock is [`EmbassyClock`], so an
-/// annotated function reads embassy time with no further setup.
+/// It is `breaker_core`'s, with two changes: the default clock is [`EmbassyClock`], so an
+/// annotated function reads embassy time with no further setup, and the observer of
+/// `#[circuit_breaker(log)]` functions is [`DefmtLog`], so they log through defmt.
 #[doc(hidden)]
 pub mod __private {
     pub use breaker_core::__private::*;
 
     // Shadows the glob's `DefaultClock` (breaker-core's global clock).
     pub use crate::EmbassyClock as DefaultClock;
+    // Shadows the glob's `Log` (stderr with `std`, nothing without).
+    pub use crate::DefmtLog as Log;
 }

@@ -17,7 +17,11 @@ use crate::EmbassyClock;
 /// "Cooling down" says how much of the cooldown is left when the line is written: the
 /// whole cooldown, except after a lapsed probe lease, whose re-open is backdated to the
 /// lease's end. It reads [`EmbassyClock`] for that, so use it with breakers that read
-/// the same clock (as every `#[circuit_breaker]` function of `breaker-embedded` does).
+/// the same clock (as every `#[circuit_breaker]` function of `breaker-embedded` does
+/// unless given a `clock`).
+///
+/// `#[circuit_breaker(log)]` functions log through it, each named by its registry name.
+/// A breaker written by hand takes it as its observer:
 ///
 /// ```
 /// use breaker_embedded::{DefmtLog, Duration, Policy, SharedBreaker};
@@ -76,26 +80,12 @@ impl Line {
         match t.to {
             Phase::Open if t.why == Reason::ForcedOpen => Line::OpenedUntilReset,
             Phase::Open => Line::Opened {
-                why: reason(t.why),
+                why: t.why.words(),
                 left: t.cooldown.saturating_sub(now.since(t.at)),
             },
             Phase::HalfOpen => Line::Probing,
-            Phase::Closed => Line::Closed { why: reason(t.why) },
+            Phase::Closed => Line::Closed { why: t.why.words() },
         }
-    }
-}
-
-/// A reason in a few words.
-const fn reason(why: Reason) -> &'static str {
-    match why {
-        Reason::Strikes => "strikes",
-        Reason::TripVerdict => "trip verdict",
-        Reason::ProbeFailed => "probe failed",
-        Reason::LeaseExpired => "probe lease expired",
-        Reason::CooldownElapsed => "cooldown elapsed",
-        Reason::Recovered => "recovered",
-        Reason::ForcedOpen => "forced",
-        Reason::Reset => "reset",
     }
 }
 

@@ -78,3 +78,32 @@ fn an_async_function_trips_on_a_hard_fault_and_recovers_on_embassy_time() {
     let c = entry.counters();
     assert_eq!((c.failures, c.skips, c.trips, c.probes), (2, 1, 1, 1));
 }
+
+/// With `log`, the observer is `__private::Log`, which this crate shadows with `DefmtLog`.
+#[circuit_breaker(name = "test::logged", trip = 1, cooldown = "100ms", log)]
+async fn logged(up: bool) -> Result<(), SensorError> {
+    if up {
+        Ok(())
+    } else {
+        Err(SensorError::Nack)
+    }
+}
+
+#[test]
+fn a_logged_function_logs_through_defmt() {
+    assert_eq!(
+        core::any::TypeId::of::<breaker_embedded::__private::Log>(),
+        core::any::TypeId::of::<breaker_embedded::DefmtLog>()
+    );
+    // `Log::new(name)` in a `static`, as the attribute writes it.
+    static LOG: breaker_embedded::__private::Log = breaker_embedded::__private::Log::new("test::logged");
+    assert_eq!(LOG.name(), "test::logged");
+
+    // The lines need a defmt logger: the firmware's QEMU run shows them. (Embassy time is
+    // not advanced here: the other test of this binary measures it.)
+    let entry = registry::get("test::logged").expect("listed");
+    assert_eq!(ready(logged(true)), Ok(()));
+    assert_eq!(ready(logged(false)), Err(SensorError::Nack));
+    assert_eq!(entry.state().phase(), Phase::Open);
+    assert!(matches!(ready(logged(true)), Err(SensorError::Refused(_))));
+}

@@ -22,12 +22,13 @@ mod kw {
     syn::custom_keyword!(backoff);
     syn::custom_keyword!(max_cooldown);
     syn::custom_keyword!(name);
+    syn::custom_keyword!(log);
     syn::custom_keyword!(classify);
     syn::custom_keyword!(clock);
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, classify, clock, crate";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, clock, crate";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -56,6 +57,8 @@ pub struct Args {
     pub backoff: Option<Setting<u32>>,
     pub max_cooldown: Option<Setting<u32>>,
     pub name: Option<LitStr>,
+    /// `log`, `log = true` or `log = false`.
+    pub log: Option<bool>,
     pub classify: Option<Path>,
     pub clock: Option<Path>,
     pub krate: Option<Path>,
@@ -86,6 +89,7 @@ enum Key {
     Backoff,
     MaxCooldown,
     Name,
+    Log,
     Classify,
     Clock,
     Crate,
@@ -101,6 +105,7 @@ impl Key {
             Key::Backoff => "backoff",
             Key::MaxCooldown => "max_cooldown",
             Key::Name => "name",
+            Key::Log => "log",
             Key::Classify => "classify",
             Key::Clock => "clock",
             Key::Crate => "crate",
@@ -116,6 +121,7 @@ impl Key {
             Key::Backoff => "backoff = 2",
             Key::MaxCooldown => "max_cooldown = \"30m\"",
             Key::Name => "name = \"radio::send\"",
+            Key::Log => "log",
             Key::Classify => "classify = my_verdict",
             Key::Clock => "clock = CLOCK",
             Key::Crate => "crate = ::breaker_core",
@@ -165,6 +171,9 @@ fn skip_to_comma(input: ParseStream) {
 
 fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
     let (key, key_span) = parse_key(input)?;
+    if let Key::Log = key {
+        return parse_log(input, key_span, args, errors);
+    }
     if !input.peek(Token![=]) {
         return Err(syn::Error::new(
             key_span,
@@ -197,6 +206,8 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
         Key::ProbeLease => args.probe_lease = duration_value(&value, "probe_lease", errors).map(set),
         Key::MaxCooldown => args.max_cooldown = duration_value(&value, "max_cooldown", errors).map(set),
         Key::Name => args.name = name_value(&value, errors),
+        // Handled by `parse_log`, which returned above.
+        Key::Log => {}
         Key::Classify => {
             args.classify = path_value(
                 &value,
@@ -222,6 +233,40 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
     Ok(())
 }
 
+/// What `log` may be written as, for its errors.
+const LOG_FORMS: &str = "`log` is a flag: write `log` (or `log = true`) to log each transition of this breaker, or leave it out (or `log = false`) to keep it silent";
+
+/// `log` as a bare flag (followed by a comma or the end), or `log = true` / `log = false`.
+fn parse_log(input: ParseStream, key_span: Span, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
+    let value = if input.is_empty() || input.peek(Token![,]) {
+        None
+    } else if input.peek(Token![=]) {
+        input.parse::<Token![=]>()?;
+        Some(input.parse::<Expr>()?)
+    } else {
+        // `log(true)`, `log: true`, `log true`: point at what follows the key.
+        let next: TokenTree = input.parse()?;
+        return Err(syn::Error::new(next.span(), LOG_FORMS));
+    };
+    if args.seen.contains(&"log") {
+        errors.push(syn::Error::new(
+            key_span,
+            "duplicate argument `log`; give each argument once",
+        ));
+        return Ok(());
+    }
+    args.seen.push("log");
+    args.log = match value {
+        None => Some(true),
+        Some(Expr::Lit(ExprLit { lit: Lit::Bool(b), .. })) => Some(b.value),
+        Some(other) => {
+            errors.push(syn::Error::new_spanned(other, LOG_FORMS));
+            None
+        }
+    };
+    Ok(())
+}
+
 fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
     let lookahead = input.lookahead1();
     macro_rules! keys {
@@ -242,6 +287,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::backoff => Key::Backoff,
         kw::max_cooldown => Key::MaxCooldown,
         kw::name => Key::Name,
+        kw::log => Key::Log,
         kw::classify => Key::Classify,
         kw::clock => Key::Clock,
         syn::token::Crate => Key::Crate,
@@ -341,5 +387,43 @@ fn path_value(value: &Expr, errors: &mut Errors, message: &str) -> Option<Path> 
             errors.push(syn::Error::new_spanned(other, message));
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `log` as parsed from `src`, and whether `src` was accepted.
+    fn log(src: &str) -> (Option<bool>, bool) {
+        let mut errors = Errors::default();
+        let args = parse(src.parse().unwrap(), &mut errors);
+        (args.log, errors.is_empty())
+    }
+
+    #[test]
+    fn log_is_a_flag_or_a_bool() {
+        assert_eq!(log(""), (None, true));
+        assert_eq!(log("log"), (Some(true), true));
+        assert_eq!(log("log,"), (Some(true), true));
+        assert_eq!(log("trip = 3, log, name = \"radio\""), (Some(true), true));
+        assert_eq!(log("log = true"), (Some(true), true));
+        assert_eq!(log("log = false"), (Some(false), true));
+        for bad in [
+            "log = \"yes\"",
+            "log = 1",
+            "log = yes",
+            "log(true)",
+            "log true",
+            "log, log",
+            "log = true, log = false",
+        ] {
+            assert!(!log(bad).1, "{bad}");
+        }
+        // A bad `log` does not hide the next argument's mistake.
+        let mut errors = Errors::default();
+        let _ = parse("log(true), trip = 0".parse().unwrap(), &mut errors);
+        let reported = errors.into_compile_errors().to_string();
+        assert_eq!(reported.matches("compile_error").count(), 2, "{reported}");
     }
 }

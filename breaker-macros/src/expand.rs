@@ -111,11 +111,24 @@ pub fn expand(config: Config, shape: Shape, func: ItemFn) -> TokenStream {
         }
     });
 
+    // Without `log`, the observer is `()`: nothing to call, nothing stored. With it, the
+    // runtime crate's `Log` (stderr, defmt, or nothing) is told of every transition.
+    let (breaker_ty, breaker_init) = if config.log {
+        (
+            quote!(#private::SharedBreaker<#private::Log>),
+            quote!(#private::SharedBreaker::with_observer(&__BREAKER_CORE_POLICY, #private::Log::new(#name))),
+        )
+    } else {
+        (
+            quote!(#private::SharedBreaker),
+            quote!(#private::SharedBreaker::new(&__BREAKER_CORE_POLICY)),
+        )
+    };
+
     let statics = quote! {
-        let #breaker: &'static #private::SharedBreaker = {
+        let #breaker: &'static #breaker_ty = {
             static __BREAKER_CORE_POLICY: #private::Policy = #policy;
-            static __BREAKER_CORE_BREAKER: #private::SharedBreaker =
-                #private::SharedBreaker::new(&__BREAKER_CORE_POLICY);
+            static __BREAKER_CORE_BREAKER: #breaker_ty = #breaker_init;
             #[#private::linkme::distributed_slice(#private::BREAKERS)]
             #[linkme(crate = #private::linkme)]
             static __BREAKER_CORE_ENTRY: #private::Entry = #private::Entry::new(

@@ -23,6 +23,8 @@ pub struct Config {
     pub backoff: u32,
     pub max_cooldown: u32,
     pub name: Option<LitStr>,
+    /// Log each transition through the runtime crate's `__private::Log`.
+    pub log: bool,
     pub classify: Option<Path>,
     pub clock: Option<Path>,
     pub krate: Option<Path>,
@@ -74,6 +76,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         backoff,
         max_cooldown: args.max_cooldown.map_or(cooldown, |s| s.value),
         name: args.name,
+        log: args.log.unwrap_or(false),
         classify: args.classify,
         clock: args.clock,
         krate: args.krate,

@@ -118,10 +118,12 @@ mod reached {
 /// Sends one frame over the simulated radio: 2 ms of airtime, then an acknowledgement,
 /// or a NACK during [`RADIO_NACKS`].
 ///
-/// Three NACKs in a row open its breaker for 350 ms; one good probe closes it.
+/// Three NACKs in a row open its breaker for 350 ms; one good probe closes it. Its
+/// transitions are logged through defmt (`log`: `DefmtLog`), as
+/// `breaker radio: opened (strikes), cooling down 350 ms` and so on.
 #[cfg_attr(
     not(feature = "no-breakers"),
-    circuit_breaker(name = "radio", trip = 3, cooldown = "350ms")
+    circuit_breaker(name = "radio", trip = 3, cooldown = "350ms", log)
 )]
 pub async fn radio_send(tick: u32, frame: &[u8]) -> Result<usize, RadioError> {
     reached::bump(&reached::RADIO);
@@ -137,7 +139,8 @@ pub async fn radio_send(tick: u32, frame: &[u8]) -> Result<usize, RadioError> {
 /// (the bus hangs) during [`SENSOR_HANGS`].
 ///
 /// Three NACKs in a row, or one hardware fault, open its breaker for 250 ms; each re-open
-/// without a close doubles that (up to 2 s); two good probes in a row close it.
+/// without a close doubles that (up to 2 s); two good probes in a row close it. Logged
+/// like the radio (both log, so the breaker code is compiled once, for `DefmtLog`).
 #[cfg_attr(
     not(feature = "no-breakers"),
     circuit_breaker(
@@ -146,7 +149,8 @@ pub async fn radio_send(tick: u32, frame: &[u8]) -> Result<usize, RadioError> {
         cooldown = "250ms",
         backoff = 2,
         max_cooldown = "2s",
-        probes = 2
+        probes = 2,
+        log
     )
 )]
 pub async fn read_sensor(tick: u32) -> Result<u16, SensorError> {

@@ -1,5 +1,5 @@
 //! Every argument at once, including `classify` for an error type without `Classify`, a
-//! `clock` of the user's own, and compound durations.
+//! `clock` of the user's own, compound durations, and `log` (its lines go to stderr).
 #![deny(warnings)]
 
 use breaker_core::{circuit_breaker, registry, Duration, Instant, ManualClock, Phase, Refused, Verdict};
@@ -32,6 +32,7 @@ static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
     backoff = 2,
     max_cooldown = "1h",
     name = "billing::charge",
+    log,
     classify = verdict,
     clock = CLOCK,
     crate = ::breaker_core,
