@@ -462,19 +462,20 @@ impl Core {
 
     // ---- packing into one u64 -------------------------------------------------------
     //
-    // bits  0..32 anchor      32..34 phase     34 probe_out   35 forced
-    //      36..44 strikes     44..48 streak    48..52 step    52..64 gen
+    // bits  0..2 phase      2 probe_out    3 forced     4..12 strikes
+    //      12..16 streak   16..20 step    20..32 gen   32..64 anchor
     //
-    // Closed with no strikes has bits 32..44 all zero: the hot path tests only that.
+    // Closed with no strikes has bits 0..12 all zero: the hot path tests only that. The
+    // flags sit in the low half so that the tests take 32-bit immediates.
 
     /// Bits that are all zero exactly when the breaker is Closed with no strikes pending.
-    pub const HOT_MASK: u64 = 0xFFF << 32;
+    pub const HOT_MASK: u64 = 0xFFF;
 
     /// Bits of a packed word that say "open, not forced, backoff step 0" when they equal
     /// [`Core::COOLING_BITS`]: phase, probe slot, forced, and the backoff step.
-    pub const COOLING_MASK: u64 = 0xF << 32 | 0xF << 48;
+    pub const COOLING_MASK: u64 = 0xF | 0xF << 16;
     /// [`Core::COOLING_MASK`]'s bits when open, not forced, at backoff step 0.
-    pub const COOLING_BITS: u64 = 1 << 32;
+    pub const COOLING_BITS: u64 = 1;
 
     /// The gate for a packed word that is open, not forced, at backoff step 0, and still
     /// cooling down at `now`: the refusal [`Core::acquire`] gives there (which changes
@@ -491,7 +492,7 @@ impl Core {
         // the cooldown and a clock reading before the anchor (stepped back, or a trip
         // verdict's hold: a wrapped difference of 2^31 or more, above any cooldown, which
         // is at most 2^30 - 1 ms) to the general path.
-        let elapsed = now.as_millis().wrapping_sub(w as u32);
+        let elapsed = now.as_millis().wrapping_sub((w >> 32) as u32);
         let cooldown = policy.cooldown().as_millis();
         if elapsed >= cooldown {
             return None;
@@ -510,36 +511,36 @@ impl Core {
             Phase::Open => 1,
             Phase::HalfOpen => 2,
         };
-        self.anchor.as_millis() as u64
-            | phase << 32
-            | (self.probe_out as u64) << 34
-            | (self.forced as u64) << 35
-            | (self.strikes as u64) << 36
-            | ((self.streak & 0xF) as u64) << 44
-            | ((self.step & 0xF) as u64) << 48
-            | ((self.gen & GEN_MASK) as u64) << 52
+        phase
+            | (self.probe_out as u64) << 2
+            | (self.forced as u64) << 3
+            | (self.strikes as u64) << 4
+            | ((self.streak & 0xF) as u64) << 12
+            | ((self.step & 0xF) as u64) << 16
+            | ((self.gen & GEN_MASK) as u64) << 20
+            | (self.anchor.as_millis() as u64) << 32
     }
 
     pub const fn unpack(w: u64) -> Core {
         Core {
-            anchor: Instant::from_millis(w as u32),
-            phase: match (w >> 32) & 3 {
+            phase: match w & 3 {
                 0 => Phase::Closed,
                 1 => Phase::Open,
                 _ => Phase::HalfOpen,
             },
-            probe_out: (w >> 34) & 1 == 1,
-            forced: (w >> 35) & 1 == 1,
-            strikes: (w >> 36) as u8,
-            streak: ((w >> 44) & 0xF) as u8,
-            step: ((w >> 48) & 0xF) as u8,
-            gen: ((w >> 52) as u16) & GEN_MASK,
+            probe_out: (w >> 2) & 1 == 1,
+            forced: (w >> 3) & 1 == 1,
+            strikes: (w >> 4) as u8,
+            streak: ((w >> 12) & 0xF) as u8,
+            step: ((w >> 16) & 0xF) as u8,
+            gen: ((w >> 20) as u16) & GEN_MASK,
+            anchor: Instant::from_millis((w >> 32) as u32),
         }
     }
 
     /// The generation bits of a packed word.
     pub const fn gen_of(w: u64) -> u16 {
-        ((w >> 52) as u16) & GEN_MASK
+        ((w >> 20) as u16) & GEN_MASK
     }
 }
 
