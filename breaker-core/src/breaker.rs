@@ -42,17 +42,18 @@ impl Counters {
     };
 
     pub(crate) fn apply(&mut self, e: &Events) {
-        fn bump(c: &mut u32, by: bool) {
-            *c = c.saturating_add(u32::from(by));
+        for (counter, event) in [
+            (&mut self.calls, Events::ADMITTED),
+            (&mut self.successes, Events::SUCCESS),
+            (&mut self.failures, Events::FAILURE),
+            (&mut self.neutrals, Events::NEUTRAL),
+            (&mut self.skips, Events::SKIPPED),
+            (&mut self.trips, Events::TRIP),
+            (&mut self.probes, Events::PROBE_GRANTED),
+            (&mut self.lease_expiries, Events::LEASE_EXPIRED),
+        ] {
+            *counter = counter.saturating_add(u32::from(e.has(event)));
         }
-        bump(&mut self.calls, e.admitted);
-        bump(&mut self.successes, e.success);
-        bump(&mut self.failures, e.failure);
-        bump(&mut self.neutrals, e.neutral);
-        bump(&mut self.skips, e.skipped);
-        self.trips = self.trips.saturating_add(e.trips.into());
-        bump(&mut self.probes, e.probe_granted);
-        bump(&mut self.lease_expiries, e.lease_expired);
     }
 }
 

@@ -155,17 +155,33 @@ pub(crate) struct Ticket {
     pub probe: bool,
 }
 
-/// Things that happened during one step, for counters.
+/// Things that happened during one step, for counters: one bit each (one byte to write
+/// and read instead of eight, which keeps firmware small). A step opens the breaker at most
+/// once, so a trip is a bit too.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Events {
-    pub admitted: bool,
-    pub skipped: bool,
-    pub probe_granted: bool,
-    pub trips: u8,
-    pub lease_expired: bool,
-    pub success: bool,
-    pub failure: bool,
-    pub neutral: bool,
+pub(crate) struct Events(u8);
+
+impl Events {
+    pub const ADMITTED: u8 = 1;
+    pub const SKIPPED: u8 = 1 << 1;
+    pub const PROBE_GRANTED: u8 = 1 << 2;
+    pub const TRIP: u8 = 1 << 3;
+    pub const LEASE_EXPIRED: u8 = 1 << 4;
+    pub const SUCCESS: u8 = 1 << 5;
+    pub const FAILURE: u8 = 1 << 6;
+    pub const NEUTRAL: u8 = 1 << 7;
+
+    pub fn set(&mut self, event: u8) {
+        self.0 |= event;
+    }
+
+    pub fn clear(&mut self, event: u8) {
+        self.0 &= !event;
+    }
+
+    pub const fn has(self, event: u8) -> bool {
+        self.0 & event != 0
+    }
 }
 
 /// The result of one pure step: the next state, what happened, and up to two transitions
@@ -181,6 +197,16 @@ pub(crate) struct Step<D> {
 impl<D> Step<D> {
     pub fn transitions(&self) -> impl Iterator<Item = &Transition> {
         self.transitions.iter().flatten()
+    }
+
+    /// The same step with its decision taken out.
+    pub fn without_decision(self) -> Step<()> {
+        Step {
+            next: self.next,
+            decision: (),
+            events: self.events,
+            transitions: self.transitions,
+        }
     }
 }
 
@@ -227,7 +253,7 @@ impl Builder {
         self.core.strikes = 0;
         self.core.streak = 0;
         if to == Phase::Open {
-            self.events.trips = self.events.trips.saturating_add(1);
+            self.events.set(Events::TRIP);
         }
     }
 
@@ -249,7 +275,7 @@ impl Builder {
         let c = self.core;
         if c.phase == Phase::HalfOpen && c.probe_out && now.since(c.anchor) >= policy.probe_lease() {
             self.advance_backoff();
-            self.events.lease_expired = true;
+            self.events.set(Events::LEASE_EXPIRED);
             let lease_end = c.anchor.wrapping_add(policy.probe_lease());
             self.open(policy, Reason::LeaseExpired, lease_end, Duration::ZERO);
         }
@@ -322,10 +348,12 @@ impl Core {
         };
         match decision {
             Ok(t) => {
-                b.events.admitted = true;
-                b.events.probe_granted = t.probe;
+                b.events.set(Events::ADMITTED);
+                if t.probe {
+                    b.events.set(Events::PROBE_GRANTED);
+                }
             }
-            Err(_) => b.events.skipped = true,
+            Err(_) => b.events.set(Events::SKIPPED),
         }
         b.finish(decision)
     }
@@ -338,7 +366,7 @@ impl Core {
         let fresh = c.issued(ticket);
         match outcome {
             Outcome::Success => {
-                b.events.success = true;
+                b.events.set(Events::SUCCESS);
                 if fresh && c.phase == Phase::Closed {
                     b.core.strikes = 0;
                 } else if fresh {
@@ -353,13 +381,13 @@ impl Core {
                 }
             }
             Outcome::Error(Verdict::Neutral) => {
-                b.events.neutral = true;
+                b.events.set(Events::NEUTRAL);
                 if fresh && c.phase == Phase::HalfOpen {
                     b.core.probe_out = false;
                 }
             }
             Outcome::Error(verdict) => {
-                b.events.failure = true;
+                b.events.set(Events::FAILURE);
                 let hold = hold_of(verdict);
                 match c.phase {
                     Phase::Closed if fresh => {
@@ -415,7 +443,7 @@ impl Core {
     pub fn force_open(self, now: Instant) -> Step<()> {
         let mut b = Builder::new(self);
         b.go(Phase::Open, Reason::ForcedOpen, now, Duration::ZERO);
-        b.events.trips = 0;
+        b.events.clear(Events::TRIP);
         b.core.forced = true;
         b.core.anchor = now;
         b.finish(())

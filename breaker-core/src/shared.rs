@@ -1,10 +1,14 @@
 //! The breaker to share: `&self` methods, `const fn new`, `Sync`, lives in a `static`.
 
+use core::cell::Cell;
 use core::fmt;
 
 use crate::atomic::{saturating_inc, AtomicU32, AtomicU64, Ordering};
 use crate::machine::{Core, Events, Step, Ticket};
-use crate::{CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, Refused, State, Verdict};
+use crate::{
+    CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, RefusalReason, Refused, State,
+    Verdict,
+};
 
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
 ///
@@ -124,20 +128,18 @@ impl<O: Observer> SharedBreaker<O> {
     }
 
     fn count(&self, e: &Events) {
-        for (counter, happened) in [
-            (&self.failures, e.failure),
-            (&self.probes, e.probe_granted),
-            (&self.lease_expiries, e.lease_expired),
+        for (counter, event) in [
+            (&self.failures, Events::FAILURE),
+            (&self.probes, Events::PROBE_GRANTED),
+            (&self.lease_expiries, Events::LEASE_EXPIRED),
+            (&self.trips, Events::TRIP),
         ] {
-            if happened {
+            if e.has(event) {
                 saturating_inc(counter);
             }
         }
-        if e.skipped {
+        if e.has(Events::SKIPPED) {
             self.count_skip();
-        }
-        for _ in 0..e.trips {
-            saturating_inc(&self.trips);
         }
     }
 
@@ -184,7 +186,18 @@ impl<O: Observer> SharedBreaker<O> {
     /// The full gate transition, out of line so that callers' loops keep their registers.
     #[inline(never)]
     fn acquire_slow(&self, now: Instant) -> Result<Ticket, Refused> {
-        self.update(|c| c.acquire(self.policy, now))
+        // Through the one copy of the update loop (firmware size): the decision of the step
+        // that landed is the last one written here, and at least one always is.
+        let decision = Cell::new(Err(Refused {
+            reason: RefusalReason::Open,
+            retry_in: None,
+        }));
+        self.update_rarely(&|c| {
+            let step = c.acquire(self.policy, now);
+            decision.set(step.decision);
+            step.without_decision()
+        });
+        decision.get()
     }
 
     /// Counts one refused call with one `fetch_add` (a `lock xadd` on x86-64) instead of a

@@ -48,6 +48,8 @@ impl DefmtLog {
 }
 
 impl Observer for DefmtLog {
+    // Out of line: one copy of the logging code however many places report transitions.
+    #[inline(never)]
     fn on_transition(&self, transition: &Transition) {
         let name = self.name;
         match Line::of(transition, EmbassyClock.now()) {
