@@ -71,16 +71,6 @@ pub fn refused<E: CarriesRefusal>(refused: Refused) -> E {
     E::from_refused(refused)
 }
 
-/// The wrapped function's result, from the shared breaker's.
-#[inline(always)]
-pub fn into_result<T, E: CarriesRefusal>(result: Result<T, CallError<E>>) -> Result<T, E> {
-    match result {
-        Ok(v) => Ok(v),
-        Err(CallError::Inner(e)) => Err(e),
-        Err(CallError::Refused(r)) => Err(E::from_refused(r)),
-    }
-}
-
 /// Without `classify = ...`, the error type's [`Classify`] impl gives the verdict.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not say which failures should trip the circuit breaker",
