@@ -175,10 +175,6 @@ impl Events {
         self.0 |= event;
     }
 
-    pub fn clear(&mut self, event: u8) {
-        self.0 &= !event;
-    }
-
     pub const fn has(self, event: u8) -> bool {
         self.0 & event != 0
     }
@@ -252,16 +248,15 @@ impl Builder {
         self.core.forced = false;
         self.core.strikes = 0;
         self.core.streak = 0;
-        if to == Phase::Open {
-            self.events.set(Events::TRIP);
-        }
     }
 
-    /// Opens (or re-opens) at `at`, staying open at least `hold`.
+    /// Opens (or re-opens) at `at`, staying open at least `hold`: a trip. (`force_open`
+    /// goes straight to the phase; it is not a trip.)
     fn open(&mut self, policy: &Policy, why: Reason, at: Instant, hold: Duration) {
         let cooldown = policy.cooldown_at(self.core.step);
         self.go(Phase::Open, why, at, cooldown.max(hold));
         self.core.anchor = at.wrapping_add(hold.saturating_sub(cooldown));
+        self.events.set(Events::TRIP);
     }
 
     fn advance_backoff(&mut self) {
@@ -443,7 +438,6 @@ impl Core {
     pub fn force_open(self, now: Instant) -> Step<()> {
         let mut b = Builder::new(self);
         b.go(Phase::Open, Reason::ForcedOpen, now, Duration::ZERO);
-        b.events.clear(Events::TRIP);
         b.core.forced = true;
         b.core.anchor = now;
         b.finish(())
@@ -498,6 +492,21 @@ impl Core {
 
     /// Bits that are all zero exactly when the breaker is Closed with no strikes pending.
     pub const HOT_MASK: u64 = 0xFFF;
+
+    /// The ticket of a call admitted on the hot path, if the packed word `w` is Closed with
+    /// no strikes pending: there the gate admits without changing anything or reading the
+    /// clock, exactly as [`Core::acquire`] would.
+    #[inline(always)]
+    pub const fn hot_ticket(w: u64) -> Option<Ticket> {
+        if w & Self::HOT_MASK == 0 {
+            Some(Ticket {
+                gen: Self::gen_of(w),
+                probe: false,
+            })
+        } else {
+            None
+        }
+    }
 
     /// Bits of a packed word that say "open, not forced, backoff step 0" when they equal
     /// [`Core::COOLING_BITS`]: phase, probe slot, forced, and the backoff step.

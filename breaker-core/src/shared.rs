@@ -104,26 +104,28 @@ impl<O: Observer> SharedBreaker<O> {
     }
 
     /// Applies `f` to the state until the compare-and-swap lands, then counts and tells.
-    /// A step that changes nothing writes nothing.
-    fn update<D>(&self, f: impl Fn(Core) -> Step<D>) -> D {
+    /// A step that changes nothing writes nothing. Every transition goes through this one
+    /// copy of the loop (out of line, off the hot paths: firmware stays small).
+    #[inline(never)]
+    fn update(&self, f: &dyn Fn(Core) -> Step<()>) {
         let mut w = self.word.load(Ordering::Acquire);
-        loop {
+        let step = loop {
             let step = f(Core::unpack(w));
             let next = step.next.pack();
-            if next != w {
-                if let Err(actual) = self
-                    .word
-                    .compare_exchange_weak(w, next, Ordering::AcqRel, Ordering::Acquire)
-                {
-                    w = actual;
-                    continue;
-                }
+            if next == w {
+                break step;
             }
-            self.count(&step.events);
-            for t in step.transitions() {
-                self.observer.on_transition(t);
+            match self
+                .word
+                .compare_exchange_weak(w, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => break step,
+                Err(actual) => w = actual,
             }
-            return step.decision;
+        };
+        self.count(&step.events);
+        for t in step.transitions() {
+            self.observer.on_transition(t);
         }
     }
 
@@ -148,25 +150,11 @@ impl<O: Observer> SharedBreaker<O> {
     /// counts as failed at that moment and any other call as neutral.
     pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O>, Refused> {
         let w = self.word.load(Ordering::Acquire);
-        if w & Core::HOT_MASK == 0 {
-            let ticket = Ticket {
-                gen: Core::gen_of(w),
-                probe: false,
-            };
-            return Ok(Permit {
-                breaker: self,
-                clock,
-                ticket,
-                answered: false,
-            });
-        }
-        let ticket = self.gate(w, clock)?;
-        Ok(Permit {
-            breaker: self,
-            clock,
-            ticket,
-            answered: false,
-        })
+        let ticket = match Core::hot_ticket(w) {
+            Some(ticket) => ticket,
+            None => self.gate(w, clock)?,
+        };
+        Ok(Permit::new(self, clock, ticket))
     }
 
     /// The gate off the hot path: one clock read. Open and cooling down, the refusal is
@@ -186,13 +174,13 @@ impl<O: Observer> SharedBreaker<O> {
     /// The full gate transition, out of line so that callers' loops keep their registers.
     #[inline(never)]
     fn acquire_slow(&self, now: Instant) -> Result<Ticket, Refused> {
-        // Through the one copy of the update loop (firmware size): the decision of the step
-        // that landed is the last one written here, and at least one always is.
+        // Through the one copy of the update loop: the decision of the step that landed is
+        // the last one written here, and at least one always is.
         let decision = Cell::new(Err(Refused {
             reason: RefusalReason::Open,
             retry_in: None,
         }));
-        self.update_rarely(&|c| {
+        self.update(&|c| {
             let step = c.acquire(self.policy, now);
             decision.set(step.decision);
             step.without_decision()
@@ -213,21 +201,11 @@ impl<O: Observer> SharedBreaker<O> {
     /// The pure oracle: would a call be allowed at `now`? Writes nothing, so polling it
     /// never eats the probe; it agrees with [`SharedBreaker::try_acquire`] at every instant.
     pub fn would_allow(&self, now: Instant) -> bool {
-        Core::unpack(self.word.load(Ordering::Acquire))
-            .acquire(self.policy, now)
-            .decision
-            .is_ok()
+        self.load_core().acquire(self.policy, now).decision.is_ok()
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
-        self.update_rarely(&|c| c.record(self.policy, ticket, outcome, now))
-    }
-
-    /// [`SharedBreaker::update`] for the steps off the hot paths (outcomes, `force_open`,
-    /// `reset`): one copy of the loop for all of them keeps firmware small.
-    #[inline(never)]
-    fn update_rarely(&self, f: &dyn Fn(Core) -> Step<()>) {
-        self.update(f)
+        self.update(&|c| c.record(self.policy, ticket, outcome, now))
     }
 
     /// Runs `f` if the breaker allows it and reports its outcome, classifying its error
@@ -251,13 +229,9 @@ impl<O: Observer> SharedBreaker<O> {
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
         let w = self.word.load(Ordering::Acquire);
-        if w & Core::HOT_MASK == 0 {
+        if let Some(ticket) = Core::hot_ticket(w) {
             // Closed, nothing pending: no permit guard is needed, since a call that never
             // answers in Closed is neutral, which changes nothing here.
-            let ticket = Ticket {
-                gen: Core::gen_of(w),
-                probe: false,
-            };
             return match f() {
                 Ok(v) => {
                     if self.word.load(Ordering::Acquire) & Core::HOT_MASK != 0 {
@@ -285,12 +259,7 @@ impl<O: Observer> SharedBreaker<O> {
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
-        let permit = Permit {
-            breaker: self,
-            clock,
-            ticket,
-            answered: false,
-        };
+        let permit = Permit::new(self, clock, ticket);
         match f() {
             Ok(v) => {
                 permit.record(Outcome::Success);
@@ -305,17 +274,17 @@ impl<O: Observer> SharedBreaker<O> {
 
     /// Opens until [`SharedBreaker::reset`], whatever the cooldown says.
     pub fn force_open(&self, now: Instant) {
-        self.update_rarely(&|c| c.force_open(now))
+        self.update(&|c| c.force_open(now))
     }
 
     /// Closes, with strikes, probe streak and backoff zeroed. Counters are kept.
     pub fn reset(&self, now: Instant) {
-        self.update_rarely(&|c| c.reset(now))
+        self.update(&|c| c.reset(now))
     }
 
     /// The state at `now` (a lapsed probe lease shows as open). Pure.
     pub fn state(&self, now: Instant) -> State {
-        Core::unpack(self.word.load(Ordering::Acquire)).view(self.policy, now)
+        self.load_core().view(self.policy, now)
     }
 
     /// The phase at `now`. Pure.
@@ -383,7 +352,16 @@ impl<C: Clock, O: Observer> fmt::Debug for Permit<'_, C, O> {
     }
 }
 
-impl<C: Clock, O: Observer> Permit<'_, C, O> {
+impl<'a, C: Clock, O: Observer> Permit<'a, C, O> {
+    fn new(breaker: &'a SharedBreaker<O>, clock: &'a C, ticket: Ticket) -> Self {
+        Permit {
+            breaker,
+            clock,
+            ticket,
+            answered: false,
+        }
+    }
+
     /// Whether this call is the half-open probe.
     pub fn is_probe(&self) -> bool {
         self.ticket.probe
