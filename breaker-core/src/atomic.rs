@@ -11,13 +11,6 @@ pub(crate) use portable_atomic::{AtomicU32, AtomicU64, Ordering};
 #[cfg(all(not(loom), not(feature = "portable-atomic")))]
 pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// Adds one, stopping at `u32::MAX` instead of wrapping. Off the hot paths, and one copy
-/// of the compare-and-swap loop serves every counter.
-#[inline(never)]
-pub(crate) fn saturating_inc(counter: &AtomicU32) {
-    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_add(1));
-}
-
 #[cfg(all(not(loom), not(feature = "portable-atomic"), not(target_has_atomic = "64")))]
 compile_error!(
     "breaker-core keeps a breaker's state in one 64-bit atomic word, which this target lacks: \

@@ -233,7 +233,7 @@ impl<O: Observer> Breaker<O> {
     /// polling it never eats the probe. It agrees with [`Breaker::try_acquire`] at every
     /// instant.
     pub fn would_allow(&self, now: Instant) -> bool {
-        self.core.acquire(&self.policy, now).decision.is_ok()
+        self.state(now).allows_call()
     }
 
     /// Reports the outcome of the call made under `permit`.

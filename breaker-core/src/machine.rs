@@ -99,6 +99,17 @@ pub enum State {
 }
 
 impl State {
+    /// Whether a call made in this state would be let through: closed, open with no wait
+    /// left (the call becomes the probe), or half-open with the probe slot free. What
+    /// `would_allow` answers, for the state at the same instant.
+    pub const fn allows_call(&self) -> bool {
+        match *self {
+            State::Closed { .. } => true,
+            State::Open { remaining, forced } => !forced && remaining.as_millis() == 0,
+            State::HalfOpen { probing, .. } => !probing,
+        }
+    }
+
     /// The phase of this state.
     pub const fn phase(&self) -> Phase {
         match self {
@@ -157,19 +168,28 @@ pub(crate) struct Ticket {
 
 /// Things that happened during one step, for counters: one bit each (one byte to write
 /// and read instead of eight, which keeps firmware small). A step opens the breaker at most
-/// once, so a trip is a bit too.
+/// once, so a trip is a bit too. The low [`Events::SHARED_COUNTED`] bits are the events a
+/// [`SharedBreaker`](crate::SharedBreaker) counts, in the order of its counter array.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Events(u8);
 
 impl Events {
-    pub const ADMITTED: u8 = 1;
+    pub const FAILURE: u8 = 1;
     pub const SKIPPED: u8 = 1 << 1;
-    pub const PROBE_GRANTED: u8 = 1 << 2;
-    pub const TRIP: u8 = 1 << 3;
+    pub const TRIP: u8 = 1 << 2;
+    pub const PROBE_GRANTED: u8 = 1 << 3;
     pub const LEASE_EXPIRED: u8 = 1 << 4;
-    pub const SUCCESS: u8 = 1 << 5;
-    pub const FAILURE: u8 = 1 << 6;
+    pub const ADMITTED: u8 = 1 << 5;
+    pub const SUCCESS: u8 = 1 << 6;
     pub const NEUTRAL: u8 = 1 << 7;
+
+    /// How many of the low bits a shared breaker counts (failure to lease expiry).
+    pub const SHARED_COUNTED: usize = 5;
+
+    /// The raw bits.
+    pub const fn bits(self) -> u8 {
+        self.0
+    }
 
     pub fn set(&mut self, event: u8) {
         self.0 |= event;
@@ -473,13 +493,22 @@ impl Core {
         }
     }
 
-    /// Open: the wait left before a call may become the probe. Otherwise zero.
+    /// Open: the wait left before a call may become the probe. Otherwise zero. Zero
+    /// exactly when [`Core::acquire`] would let a call through, at every reading of the
+    /// clock: a reading before the anchor (a stepped-back clock, a trip verdict's hold, or
+    /// one more than 2^31 ms after it) adds the time to the anchor to the full cooldown.
     pub fn remaining(self, policy: &Policy, now: Instant) -> Duration {
         if self.phase != Phase::Open {
             return Duration::ZERO;
         }
-        let deadline = self.anchor.wrapping_add(policy.cooldown_at(self.step));
-        deadline.since(now).min(Duration::MAX)
+        let cooldown = policy.cooldown_at(self.step);
+        if now.since(self.anchor) >= cooldown {
+            return Duration::ZERO;
+        }
+        // `cooldown - offset` for an offset in -2^31..cooldown: between 1 and
+        // 2^31 + 2^30, so exact in a u32 (then clamped to `Duration::MAX`).
+        let offset = now.offset_from(self.anchor) as u32;
+        Duration::from_millis(cooldown.as_millis().wrapping_sub(offset))
     }
 
     // ---- packing into one u64 -------------------------------------------------------

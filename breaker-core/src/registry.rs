@@ -168,13 +168,14 @@ impl Entry {
     /// Everything at one reading of the clock.
     pub fn report(&self) -> Report {
         let now = self.now();
+        let state = self.breaker.state(now);
         Report {
             name: self.name,
             policy: *self.breaker.policy(),
             now,
-            state: self.breaker.state(now),
+            state,
             counters: self.breaker.counters(),
-            would_allow: self.breaker.would_allow(now),
+            would_allow: state.allows_call(),
         }
     }
 }

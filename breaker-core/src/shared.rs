@@ -3,7 +3,7 @@
 use core::cell::Cell;
 use core::fmt;
 
-use crate::atomic::{saturating_inc, AtomicU32, AtomicU64, Ordering};
+use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::machine::{Core, Events, Step, Ticket};
 use crate::{
     CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, RefusalReason, Refused, State,
@@ -42,11 +42,9 @@ use crate::{
 /// ```
 pub struct SharedBreaker<O: Observer = ()> {
     word: AtomicU64,
-    failures: AtomicU32,
-    skips: AtomicU32,
-    trips: AtomicU32,
-    probes: AtomicU32,
-    lease_expiries: AtomicU32,
+    /// Failures, skips, trips, probes, lease expiries: indexed like the low bits of
+    /// [`Events`], so that counting a step is one loop over its bits.
+    counts: [AtomicU32; Events::SHARED_COUNTED],
     policy: &'static Policy,
     observer: O,
 }
@@ -79,11 +77,13 @@ macro_rules! shared_breaker_init {
     ($policy:expr, $observer:expr) => {
         SharedBreaker {
             word: AtomicU64::new(Core::INITIAL.pack()),
-            failures: AtomicU32::new(0),
-            skips: AtomicU32::new(0),
-            trips: AtomicU32::new(0),
-            probes: AtomicU32::new(0),
-            lease_expiries: AtomicU32::new(0),
+            counts: [
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+                AtomicU32::new(0),
+            ],
             policy: $policy,
             observer: $observer,
         }
@@ -130,18 +130,12 @@ impl<O: Observer> SharedBreaker<O> {
     }
 
     fn count(&self, e: &Events) {
-        for (counter, event) in [
-            (&self.failures, Events::FAILURE),
-            (&self.probes, Events::PROBE_GRANTED),
-            (&self.lease_expiries, Events::LEASE_EXPIRED),
-            (&self.trips, Events::TRIP),
-        ] {
-            if e.has(event) {
-                saturating_inc(counter);
+        let mut bits = e.bits();
+        for counter in &self.counts {
+            if bits & 1 != 0 {
+                bump(counter);
             }
-        }
-        if e.has(Events::SKIPPED) {
-            self.count_skip();
+            bits >>= 1;
         }
     }
 
@@ -188,20 +182,15 @@ impl<O: Observer> SharedBreaker<O> {
         decision.get()
     }
 
-    /// Counts one refused call with one `fetch_add` (a `lock xadd` on x86-64) instead of a
-    /// compare-and-swap loop. The caller whose add wrapped the counter puts it back at
-    /// `u32::MAX`, so it saturates; a reader may glimpse the wrapped value for that moment.
     #[inline(always)]
     fn count_skip(&self) {
-        if self.skips.fetch_add(1, Ordering::Relaxed) == u32::MAX {
-            self.skips.store(u32::MAX, Ordering::Relaxed);
-        }
+        bump(&self.counts[SKIPS]);
     }
 
     /// The pure oracle: would a call be allowed at `now`? Writes nothing, so polling it
     /// never eats the probe; it agrees with [`SharedBreaker::try_acquire`] at every instant.
     pub fn would_allow(&self, now: Instant) -> bool {
-        self.load_core().acquire(self.policy, now).decision.is_ok()
+        self.state(now).allows_call()
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
@@ -295,13 +284,13 @@ impl<O: Observer> SharedBreaker<O> {
     /// The counters this breaker keeps (see the type's documentation for the three it
     /// reports as zero).
     pub fn counters(&self) -> Counters {
-        let get = |c: &AtomicU32| c.load(Ordering::Relaxed);
+        let get = |event: u8| self.counts[event.trailing_zeros() as usize].load(Ordering::Relaxed);
         Counters {
-            failures: get(&self.failures),
-            skips: get(&self.skips),
-            trips: get(&self.trips),
-            probes: get(&self.probes),
-            lease_expiries: get(&self.lease_expiries),
+            failures: get(Events::FAILURE),
+            skips: get(Events::SKIPPED),
+            trips: get(Events::TRIP),
+            probes: get(Events::PROBE_GRANTED),
+            lease_expiries: get(Events::LEASE_EXPIRED),
             ..Counters::ZERO
         }
     }
@@ -322,11 +311,30 @@ impl<O: Observer> SharedBreaker<O> {
 
     pub(crate) fn store_core(&self, core: Core, counters: &Counters) {
         self.word.store(core.pack(), Ordering::Release);
-        self.failures.store(counters.failures, Ordering::Relaxed);
-        self.skips.store(counters.skips, Ordering::Relaxed);
-        self.trips.store(counters.trips, Ordering::Relaxed);
-        self.probes.store(counters.probes, Ordering::Relaxed);
-        self.lease_expiries.store(counters.lease_expiries, Ordering::Relaxed);
+        let values = [
+            counters.failures,
+            counters.skips,
+            counters.trips,
+            counters.probes,
+            counters.lease_expiries,
+        ];
+        for (counter, value) in self.counts.iter().zip(values) {
+            counter.store(value, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The index of the skip counter in [`SharedBreaker`]'s `counts` (the bit of
+/// [`Events::SKIPPED`]).
+const SKIPS: usize = Events::SKIPPED.trailing_zeros() as usize;
+
+/// Adds one to a counter with one `fetch_add` (a `lock xadd` on x86-64) instead of a
+/// compare-and-swap loop. The caller whose add wrapped the counter puts it back at
+/// `u32::MAX`, so it saturates; a reader may glimpse the wrapped value for that moment.
+#[inline(always)]
+fn bump(counter: &AtomicU32) {
+    if counter.fetch_add(1, Ordering::Relaxed) == u32::MAX {
+        counter.store(u32::MAX, Ordering::Relaxed);
     }
 }
 

@@ -14,6 +14,9 @@ pub enum Op {
     Back(u32),
     /// The clock jumps to just before the counter wraps.
     NearWrap(u32),
+    /// The clock leaps forward by just under 2^31 ms (the span instants are compared
+    /// within; a breaker left alone that long sees the clock as stepped back).
+    Leap(u32),
     /// A caller asks the gate (after checking the oracle).
     Acquire,
     /// The `i`-th outstanding permit (modulo their number) reports.
@@ -41,6 +44,7 @@ pub fn op() -> impl Strategy<Value = Op> {
         6 => (0u32..60).prop_map(Op::Advance),
         1 => (0u32..50).prop_map(Op::Back),
         1 => (0u32..100).prop_map(Op::NearWrap),
+        1 => (0u32..100).prop_map(Op::Leap),
         8 => Just(Op::Acquire),
         6 => (any::<usize>(), outcome()).prop_map(|(i, o)| Op::Report(i, o)),
         2 => any::<usize>().prop_map(Op::Drop),
@@ -65,6 +69,7 @@ pub fn move_clock(now: Instant, op: &Op) -> Instant {
         Op::Advance(ms) => now.wrapping_add(Duration::from_millis(ms)),
         Op::Back(ms) => now.wrapping_sub(Duration::from_millis(ms)),
         Op::NearWrap(ms) => Instant::from_millis(u32::MAX - ms),
+        Op::Leap(ms) => Instant::from_millis(now.as_millis().wrapping_add((1 << 31) - ms)),
         _ => now,
     }
 }
