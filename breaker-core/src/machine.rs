@@ -4,6 +4,8 @@
 //! [`SharedBreaker`](crate::SharedBreaker) apply exactly these functions; they differ only in
 //! how they store the state (a plain field, or one atomic word updated by compare-and-swap).
 
+use core::fmt;
+
 use crate::policy::MAX_BACKOFF_STEP;
 use crate::{Duration, Instant, Outcome, Policy, Refused, Verdict};
 
@@ -133,31 +135,36 @@ pub enum RefusalReason {
 }
 
 /// Generation numbers are this many bits wide (they wrap; see [`Core::gen`]).
-pub(crate) const GEN_BITS: u32 = 12;
+const GEN_BITS: u32 = 12;
 const GEN_MASK: u16 = (1 << GEN_BITS) - 1;
 
-/// The whole state of one breaker, small enough to pack into one `u64`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The whole state of one breaker, in the layout of the 64-bit word a
+/// [`SharedBreaker`](crate::SharedBreaker) stores: the flags in one half, the anchor in the
+/// other, so packing and unpacking cost nothing and a transition is a few bit operations.
+///
+/// ```text
+/// flags: bits 0..2 phase   2 probe out   3 forced   4..12 strikes
+///             12..16 streak   16..20 backoff step   20..32 generation
+/// ```
+///
+/// Closed with no strikes has bits 0..12 all zero: the shared breaker's hot path tests
+/// only that.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Core {
-    pub phase: Phase,
-    /// Half-open only: the probe slot is taken.
-    pub probe_out: bool,
-    /// Open only: forced open until reset.
-    pub forced: bool,
-    /// Closed only: consecutive strikes.
-    pub strikes: u8,
-    /// Half-open only: consecutive probe successes.
-    pub streak: u8,
-    /// Re-opens since the last close (the backoff step), at most `MAX_BACKOFF_STEP`.
-    pub step: u8,
-    /// Bumped on every phase change; a permit from an older generation is stale. It wraps
-    /// after 4096 transitions, so a permit held across exactly a multiple of that many
-    /// transitions would pass for fresh.
-    pub gen: u16,
+    flags: u32,
     /// Open: the instant the cooldown counts from (later than the real opening when a trip
     /// verdict asked for a longer hold). Half-open with a probe out: when the probe started.
     pub anchor: Instant,
 }
+
+const PHASE_BITS: u32 = 0b11;
+const PROBE_OUT: u32 = 1 << 2;
+const FORCED: u32 = 1 << 3;
+const STRIKES_AT: u32 = 4;
+const STREAK_AT: u32 = 12;
+const STEP_AT: u32 = 16;
+const GEN_AT: u32 = 20;
+const NIBBLE: u32 = 0xF;
 
 /// The permit data a gate decision hands out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -252,43 +259,37 @@ impl Builder {
 
     fn go(&mut self, to: Phase, why: Reason, at: Instant, cooldown: Duration) {
         let t = Transition {
-            from: self.core.phase,
+            from: self.core.phase(),
             to,
             why,
             at,
             cooldown,
         };
-        match self.transitions {
-            [None, _] => self.transitions[0] = Some(t),
-            _ => self.transitions[1] = Some(t),
-        }
-        self.core.phase = to;
-        self.core.gen = self.core.gen.wrapping_add(1) & GEN_MASK;
-        self.core.probe_out = false;
-        self.core.forced = false;
-        self.core.strikes = 0;
-        self.core.streak = 0;
+        // In order, the latest last (a step makes at most two).
+        self.transitions = [self.transitions[1], Some(t)];
+        self.core.enter(to);
     }
 
     /// Opens (or re-opens) at `at`, staying open at least `hold`: a trip. (`force_open`
     /// goes straight to the phase; it is not a trip.)
     fn open(&mut self, policy: &Policy, why: Reason, at: Instant, hold: Duration) {
-        let cooldown = policy.cooldown_at(self.core.step);
+        let cooldown = policy.cooldown_at(self.core.step());
         self.go(Phase::Open, why, at, cooldown.max(hold));
         self.core.anchor = at.wrapping_add(hold.saturating_sub(cooldown));
         self.events.set(Events::TRIP);
     }
 
     fn advance_backoff(&mut self) {
-        if self.core.step < MAX_BACKOFF_STEP {
-            self.core.step += 1;
+        let step = self.core.step();
+        if step < MAX_BACKOFF_STEP {
+            self.core.set_step(step + 1);
         }
     }
 
     /// Notices a probe lease that ran out: re-opens, backdated to the lease's end.
     fn expire_lease(&mut self, policy: &Policy, now: Instant) {
         let c = self.core;
-        if c.phase == Phase::HalfOpen && c.probe_out && now.since(c.anchor) >= policy.probe_lease() {
+        if c.probe_out() && now.since(c.anchor) >= policy.probe_lease() {
             self.advance_backoff();
             self.events.set(Events::LEASE_EXPIRED);
             let lease_end = c.anchor.wrapping_add(policy.probe_lease());
@@ -306,60 +307,154 @@ fn hold_of(verdict: Verdict) -> Duration {
 
 impl Core {
     pub const INITIAL: Core = Core {
-        phase: Phase::Closed,
-        probe_out: false,
-        forced: false,
-        strikes: 0,
-        streak: 0,
-        step: 0,
-        gen: 0,
+        flags: 0,
         anchor: Instant::ZERO,
     };
+
+    /// A state from its fields (values wider than their bits are cut to them).
+    #[allow(clippy::too_many_arguments)]
+    pub const fn from_fields(
+        phase: Phase,
+        probe_out: bool,
+        forced: bool,
+        strikes: u8,
+        streak: u8,
+        step: u8,
+        gen: u16,
+        anchor: Instant,
+    ) -> Core {
+        let phase = match phase {
+            Phase::Closed => 0,
+            Phase::Open => 1,
+            Phase::HalfOpen => 2,
+        };
+        Core {
+            flags: phase
+                | if probe_out { PROBE_OUT } else { 0 }
+                | if forced { FORCED } else { 0 }
+                | (strikes as u32) << STRIKES_AT
+                | (streak as u32 & NIBBLE) << STREAK_AT
+                | (step as u32 & NIBBLE) << STEP_AT
+                | ((gen & GEN_MASK) as u32) << GEN_AT,
+            anchor,
+        }
+    }
+
+    /// Where the breaker is.
+    pub const fn phase(self) -> Phase {
+        match self.flags & PHASE_BITS {
+            0 => Phase::Closed,
+            1 => Phase::Open,
+            _ => Phase::HalfOpen,
+        }
+    }
+
+    /// Whether the breaker is in `phase` (one comparison of the phase bits, where a
+    /// `match` on [`Core::phase`] would decode them first).
+    pub const fn is(self, phase: Phase) -> bool {
+        self.flags & PHASE_BITS == Core::from_fields(phase, false, false, 0, 0, 0, 0, Instant::ZERO).flags
+    }
+
+    /// Half-open only: the probe slot is taken.
+    pub const fn probe_out(self) -> bool {
+        self.flags & PROBE_OUT != 0
+    }
+
+    /// Open only: forced open until reset.
+    pub const fn forced(self) -> bool {
+        self.flags & FORCED != 0
+    }
+
+    /// Closed only: consecutive strikes.
+    pub const fn strikes(self) -> u8 {
+        (self.flags >> STRIKES_AT) as u8
+    }
+
+    /// Half-open only: consecutive probe successes.
+    pub const fn streak(self) -> u8 {
+        (self.flags >> STREAK_AT & NIBBLE) as u8
+    }
+
+    /// Re-opens since the last close (the backoff step), at most `MAX_BACKOFF_STEP`.
+    pub const fn step(self) -> u8 {
+        (self.flags >> STEP_AT & NIBBLE) as u8
+    }
+
+    /// Bumped on every phase change; a permit from an older generation is stale. It wraps
+    /// after 4096 transitions, so a permit held across exactly a multiple of that many
+    /// transitions would pass for fresh.
+    pub const fn gen(self) -> u16 {
+        (self.flags >> GEN_AT) as u16
+    }
+
+    fn set_probe_out(&mut self, out: bool) {
+        self.flags = self.flags & !PROBE_OUT | if out { PROBE_OUT } else { 0 };
+    }
+
+    fn set_strikes(&mut self, strikes: u8) {
+        self.flags = self.flags & !(0xFF << STRIKES_AT) | u32::from(strikes) << STRIKES_AT;
+    }
+
+    fn set_streak(&mut self, streak: u8) {
+        self.flags = self.flags & !(NIBBLE << STREAK_AT) | (u32::from(streak) & NIBBLE) << STREAK_AT;
+    }
+
+    fn set_step(&mut self, step: u8) {
+        self.flags = self.flags & !(NIBBLE << STEP_AT) | (u32::from(step) & NIBBLE) << STEP_AT;
+    }
+
+    /// Enters phase `to` in the next generation, with the probe slot free, not forced, and
+    /// no strikes or streak; the backoff step is kept.
+    fn enter(&mut self, to: Phase) {
+        let gen = (self.gen().wrapping_add(1) & GEN_MASK) as u32;
+        let to = Core::from_fields(to, false, false, 0, 0, 0, 0, self.anchor).flags;
+        self.flags = self.flags & (NIBBLE << STEP_AT) | to | gen << GEN_AT;
+    }
 
     /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.
     pub fn acquire(self, policy: &Policy, now: Instant) -> Step<Result<Ticket, Refused>> {
         let mut b = Builder::new(self);
         b.expire_lease(policy, now);
         let c = b.core;
-        let decision = match c.phase {
-            Phase::Closed => Ok(Ticket {
-                gen: c.gen,
+        let decision = if c.is(Phase::Closed) {
+            Ok(Ticket {
+                gen: c.gen(),
                 probe: false,
-            }),
-            Phase::Open if c.forced => Err(Refused {
-                reason: RefusalReason::ForcedOpen,
-                retry_in: None,
-            }),
-            Phase::Open => {
-                let (elapsed, cooldown) = (now.since(c.anchor), policy.cooldown_at(c.step));
-                if elapsed >= cooldown {
-                    b.go(Phase::HalfOpen, Reason::CooldownElapsed, now, Duration::ZERO);
-                    b.core.probe_out = true;
-                    b.core.anchor = now;
-                    Ok(Ticket {
-                        gen: b.core.gen,
-                        probe: true,
-                    })
-                } else {
-                    Err(Refused {
-                        reason: RefusalReason::Open,
-                        // Not `cooldown - elapsed`: a trip verdict's hold can make it longer.
-                        retry_in: Some(c.remaining(policy, now)),
-                    })
-                }
-            }
-            Phase::HalfOpen if c.probe_out => Err(Refused {
-                reason: RefusalReason::Probing,
-                retry_in: None,
-            }),
-            Phase::HalfOpen => {
-                b.core.probe_out = true;
+            })
+        } else if c.is(Phase::Open) {
+            // Not `cooldown - elapsed`: a trip verdict's hold can make it longer.
+            let remaining = c.remaining(policy, now);
+            if c.forced() {
+                Err(Refused {
+                    reason: RefusalReason::ForcedOpen,
+                    retry_in: None,
+                })
+            } else if remaining.as_millis() == 0 {
+                b.go(Phase::HalfOpen, Reason::CooldownElapsed, now, Duration::ZERO);
+                b.core.set_probe_out(true);
                 b.core.anchor = now;
                 Ok(Ticket {
-                    gen: c.gen,
+                    gen: b.core.gen(),
                     probe: true,
                 })
+            } else {
+                Err(Refused {
+                    reason: RefusalReason::Open,
+                    retry_in: Some(remaining),
+                })
             }
+        } else if c.probe_out() {
+            Err(Refused {
+                reason: RefusalReason::Probing,
+                retry_in: None,
+            })
+        } else {
+            b.core.set_probe_out(true);
+            b.core.anchor = now;
+            Ok(Ticket {
+                gen: c.gen(),
+                probe: true,
+            })
         };
         match decision {
             Ok(t) => {
@@ -382,50 +477,46 @@ impl Core {
         match outcome {
             Outcome::Success => {
                 b.events.set(Events::SUCCESS);
-                if fresh && c.phase == Phase::Closed {
-                    b.core.strikes = 0;
+                if fresh && c.is(Phase::Closed) {
+                    b.core.set_strikes(0);
                 } else if fresh {
-                    let streak = c.streak.saturating_add(1);
+                    let streak = c.streak().saturating_add(1);
                     if u32::from(streak) >= policy.probes_to_close() {
-                        b.core.step = 0;
+                        b.core.set_step(0);
                         b.go(Phase::Closed, Reason::Recovered, now, Duration::ZERO);
                     } else {
-                        b.core.streak = streak;
-                        b.core.probe_out = false;
+                        b.core.set_streak(streak);
+                        b.core.set_probe_out(false);
                     }
                 }
             }
             Outcome::Error(Verdict::Neutral) => {
                 b.events.set(Events::NEUTRAL);
-                if fresh && c.phase == Phase::HalfOpen {
-                    b.core.probe_out = false;
+                if fresh && c.is(Phase::HalfOpen) {
+                    b.core.set_probe_out(false);
                 }
             }
             Outcome::Error(verdict) => {
                 b.events.set(Events::FAILURE);
                 let hold = hold_of(verdict);
-                match c.phase {
-                    Phase::Closed if fresh => {
-                        let strikes = c.strikes.saturating_add(1);
-                        if verdict != Verdict::Strike {
-                            b.open(policy, Reason::TripVerdict, now, hold);
-                        } else if u32::from(strikes) >= policy.trip() {
-                            b.open(policy, Reason::Strikes, now, hold);
-                        } else {
-                            b.core.strikes = strikes;
-                        }
+                if c.is(Phase::Open) {
+                    // Fresh bad news restarts the wait; it never shortens a longer hold.
+                    let cooldown = policy.cooldown_at(c.step());
+                    let candidate = now.wrapping_add(hold.saturating_sub(cooldown));
+                    b.core.anchor = c.anchor.later(candidate);
+                } else if fresh && c.is(Phase::Closed) {
+                    let strikes = c.strikes().saturating_add(1);
+                    if verdict != Verdict::Strike {
+                        b.open(policy, Reason::TripVerdict, now, hold);
+                    } else if u32::from(strikes) >= policy.trip() {
+                        b.open(policy, Reason::Strikes, now, hold);
+                    } else {
+                        b.core.set_strikes(strikes);
                     }
-                    Phase::HalfOpen if fresh => {
-                        b.advance_backoff();
-                        b.open(policy, Reason::ProbeFailed, now, hold);
-                    }
-                    Phase::Open => {
-                        // Fresh bad news restarts the wait; it never shortens a longer hold.
-                        let cooldown = policy.cooldown_at(c.step);
-                        let candidate = now.wrapping_add(hold.saturating_sub(cooldown));
-                        b.core.anchor = c.anchor.later(candidate);
-                    }
-                    _ => {}
+                } else if fresh {
+                    // Half-open: the probe failed.
+                    b.advance_backoff();
+                    b.open(policy, Reason::ProbeFailed, now, hold);
                 }
             }
         }
@@ -434,11 +525,12 @@ impl Core {
 
     /// Whether `ticket` was issued in the current generation and its outcome still counts.
     fn issued(&self, ticket: Ticket) -> bool {
-        ticket.gen == self.gen
-            && match self.phase {
-                Phase::Closed => !ticket.probe,
-                Phase::HalfOpen => ticket.probe && self.probe_out,
-                Phase::Open => false,
+        // The probe slot is only ever taken in half-open.
+        ticket.gen == self.gen()
+            && if ticket.probe {
+                self.probe_out()
+            } else {
+                self.is(Phase::Closed)
             }
     }
 
@@ -458,7 +550,7 @@ impl Core {
     pub fn force_open(self, now: Instant) -> Step<()> {
         let mut b = Builder::new(self);
         b.go(Phase::Open, Reason::ForcedOpen, now, Duration::ZERO);
-        b.core.forced = true;
+        b.core.flags |= FORCED;
         b.core.anchor = now;
         b.finish(())
     }
@@ -466,7 +558,7 @@ impl Core {
     /// Closes, with every strike, streak and backoff step zeroed.
     pub fn reset(self, now: Instant) -> Step<()> {
         let mut b = Builder::new(self);
-        b.core.step = 0;
+        b.core.set_step(0);
         b.go(Phase::Closed, Reason::Reset, now, Duration::ZERO);
         b.finish(())
     }
@@ -474,22 +566,24 @@ impl Core {
     /// The state as seen at `now`, with a lapsed lease taken into account.
     pub fn view(self, policy: &Policy, now: Instant) -> State {
         let c = self.settled(policy, now);
-        match c.phase {
-            Phase::Closed => State::Closed {
-                strikes: c.strikes.into(),
-            },
-            Phase::Open if c.forced => State::Open {
-                remaining: Duration::ZERO,
-                forced: true,
-            },
-            Phase::Open => State::Open {
-                remaining: c.remaining(policy, now),
-                forced: false,
-            },
-            Phase::HalfOpen => State::HalfOpen {
-                probing: c.probe_out,
-                streak: c.streak.into(),
-            },
+        if c.is(Phase::Closed) {
+            State::Closed {
+                strikes: c.strikes() as u32,
+            }
+        } else if c.is(Phase::Open) {
+            State::Open {
+                remaining: if c.forced() {
+                    Duration::ZERO
+                } else {
+                    c.remaining(policy, now)
+                },
+                forced: c.forced(),
+            }
+        } else {
+            State::HalfOpen {
+                probing: c.probe_out(),
+                streak: c.streak() as u32,
+            }
         }
     }
 
@@ -498,10 +592,10 @@ impl Core {
     /// clock: a reading before the anchor (a stepped-back clock, a trip verdict's hold, or
     /// one more than 2^31 ms after it) adds the time to the anchor to the full cooldown.
     pub fn remaining(self, policy: &Policy, now: Instant) -> Duration {
-        if self.phase != Phase::Open {
+        if !self.is(Phase::Open) {
             return Duration::ZERO;
         }
-        let cooldown = policy.cooldown_at(self.step);
+        let cooldown = policy.cooldown_at(self.step());
         if now.since(self.anchor) >= cooldown {
             return Duration::ZERO;
         }
@@ -511,13 +605,10 @@ impl Core {
         Duration::from_millis(cooldown.as_millis().wrapping_sub(offset))
     }
 
-    // ---- packing into one u64 -------------------------------------------------------
+    // ---- the packed word -------------------------------------------------------------
     //
-    // bits  0..2 phase      2 probe_out    3 forced     4..12 strikes
-    //      12..16 streak   16..20 step    20..32 gen   32..64 anchor
-    //
-    // Closed with no strikes has bits 0..12 all zero: the hot path tests only that. The
-    // flags sit in the low half so that the tests take 32-bit immediates.
+    // The flags in the low half, so that the hot path's tests take 32-bit immediates; the
+    // anchor in the high half.
 
     /// Bits that are all zero exactly when the breaker is Closed with no strikes pending.
     pub const HOT_MASK: u64 = 0xFFF;
@@ -529,7 +620,7 @@ impl Core {
     pub const fn hot_ticket(w: u64) -> Option<Ticket> {
         if w & Self::HOT_MASK == 0 {
             Some(Ticket {
-                gen: Self::gen_of(w),
+                gen: Core::unpack(w).gen(),
                 probe: false,
             })
         } else {
@@ -539,7 +630,7 @@ impl Core {
 
     /// Bits of a packed word that say "open, not forced, backoff step 0" when they equal
     /// [`Core::COOLING_BITS`]: phase, probe slot, forced, and the backoff step.
-    pub const COOLING_MASK: u64 = 0xF | 0xF << 16;
+    pub const COOLING_MASK: u64 = (PHASE_BITS | PROBE_OUT | FORCED | NIBBLE << STEP_AT) as u64;
     /// [`Core::COOLING_MASK`]'s bits when open, not forced, at backoff step 0.
     pub const COOLING_BITS: u64 = 1;
 
@@ -571,42 +662,34 @@ impl Core {
         })
     }
 
+    /// The 64-bit word: the flags in the low half, the anchor in the high half.
+    #[inline(always)]
     pub const fn pack(self) -> u64 {
-        let phase = match self.phase {
-            Phase::Closed => 0u64,
-            Phase::Open => 1,
-            Phase::HalfOpen => 2,
-        };
-        phase
-            | (self.probe_out as u64) << 2
-            | (self.forced as u64) << 3
-            | (self.strikes as u64) << 4
-            | ((self.streak & 0xF) as u64) << 12
-            | ((self.step & 0xF) as u64) << 16
-            | ((self.gen & GEN_MASK) as u64) << 20
-            | (self.anchor.as_millis() as u64) << 32
+        self.flags as u64 | (self.anchor.as_millis() as u64) << 32
     }
 
+    /// The state a packed word holds.
+    #[inline(always)]
     pub const fn unpack(w: u64) -> Core {
         Core {
-            phase: match w & 3 {
-                0 => Phase::Closed,
-                1 => Phase::Open,
-                _ => Phase::HalfOpen,
-            },
-            probe_out: (w >> 2) & 1 == 1,
-            forced: (w >> 3) & 1 == 1,
-            strikes: (w >> 4) as u8,
-            streak: ((w >> 12) & 0xF) as u8,
-            step: ((w >> 16) & 0xF) as u8,
-            gen: ((w >> 20) as u16) & GEN_MASK,
+            flags: w as u32,
             anchor: Instant::from_millis((w >> 32) as u32),
         }
     }
+}
 
-    /// The generation bits of a packed word.
-    pub const fn gen_of(w: u64) -> u16 {
-        ((w >> 20) as u16) & GEN_MASK
+impl fmt::Debug for Core {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Core")
+            .field("phase", &self.phase())
+            .field("probe_out", &self.probe_out())
+            .field("forced", &self.forced())
+            .field("strikes", &self.strikes())
+            .field("streak", &self.streak())
+            .field("step", &self.step())
+            .field("gen", &self.gen())
+            .field("anchor", &self.anchor)
+            .finish()
     }
 }
 
@@ -615,34 +698,71 @@ mod tests {
     use super::*;
 
     #[test]
-    fn packing_round_trips() {
-        let c = Core {
-            phase: Phase::HalfOpen,
-            probe_out: true,
-            forced: false,
-            strikes: 255,
-            streak: 15,
-            step: 15,
-            gen: GEN_MASK,
-            anchor: Instant::from_millis(u32::MAX),
-        };
+    fn fields_round_trip_through_the_word() {
+        let c = Core::from_fields(
+            Phase::HalfOpen,
+            true,
+            false,
+            255,
+            15,
+            15,
+            GEN_MASK,
+            Instant::from_millis(u32::MAX),
+        );
+        assert_eq!(
+            (
+                c.phase(),
+                c.probe_out(),
+                c.forced(),
+                c.strikes(),
+                c.streak(),
+                c.step(),
+                c.gen()
+            ),
+            (Phase::HalfOpen, true, false, 255, 15, 15, GEN_MASK)
+        );
+        assert_eq!(c.anchor, Instant::from_millis(u32::MAX));
         assert_eq!(Core::unpack(c.pack()), c);
         assert_eq!(Core::unpack(Core::INITIAL.pack()), Core::INITIAL);
         assert_eq!(Core::INITIAL.pack() & Core::HOT_MASK, 0);
+        for phase in [Phase::Closed, Phase::Open, Phase::HalfOpen] {
+            let c = Core::from_fields(phase, false, true, 3, 2, 1, 9, Instant::from_millis(5));
+            assert_eq!(
+                (c.phase(), c.forced(), c.strikes(), c.streak(), c.step(), c.gen()),
+                (phase, true, 3, 2, 1, 9)
+            );
+        }
+    }
+
+    #[test]
+    fn setters_touch_only_their_field() {
+        let mut c = Core::from_fields(Phase::Open, true, true, 7, 3, 5, 100, Instant::from_millis(9));
+        c.set_strikes(200);
+        c.set_streak(14);
+        c.set_step(2);
+        c.set_probe_out(false);
+        assert_eq!(
+            c,
+            Core::from_fields(Phase::Open, false, true, 200, 14, 2, 100, Instant::from_millis(9))
+        );
+        c.enter(Phase::HalfOpen);
+        assert_eq!(
+            c,
+            Core::from_fields(Phase::HalfOpen, false, false, 0, 0, 2, 101, Instant::from_millis(9))
+        );
+        let mut wraps = Core::from_fields(Phase::Closed, false, false, 0, 0, 0, GEN_MASK, Instant::ZERO);
+        wraps.enter(Phase::Open);
+        assert_eq!((wraps.phase(), wraps.gen()), (Phase::Open, 0));
     }
 
     #[test]
     fn only_closed_without_strikes_is_hot() {
-        let mut c = Core::INITIAL;
-        c.gen = 7;
-        c.anchor = Instant::from_millis(12345);
-        assert_eq!(c.pack() & Core::HOT_MASK, 0);
-        c.strikes = 1;
-        assert_ne!(c.pack() & Core::HOT_MASK, 0);
-        let open = Core {
-            phase: Phase::Open,
-            ..Core::INITIAL
-        };
+        let quiet = Core::from_fields(Phase::Closed, false, false, 0, 0, 3, 7, Instant::from_millis(12345));
+        assert_eq!(quiet.pack() & Core::HOT_MASK, 0);
+        let struck = Core::from_fields(Phase::Closed, false, false, 1, 0, 0, 7, Instant::ZERO);
+        assert_ne!(struck.pack() & Core::HOT_MASK, 0);
+        let open = Core::from_fields(Phase::Open, false, false, 0, 0, 0, 0, Instant::ZERO);
         assert_ne!(open.pack() & Core::HOT_MASK, 0);
+        assert_eq!(open.pack() & Core::COOLING_MASK, Core::COOLING_BITS);
     }
 }

@@ -17,7 +17,7 @@
 
 use core::fmt;
 
-use crate::machine::{Core, GEN_BITS};
+use crate::machine::Core;
 use crate::policy::{MAX_BACKOFF_STEP, MAX_PROBES};
 use crate::{Breaker, Counters, Duration, Instant, Observer, Phase, Policy, SharedBreaker};
 
@@ -188,9 +188,9 @@ impl Snapshot {
     }
 
     pub(crate) fn capture(core: Core, policy: &Policy, counters: Counters, now: Instant) -> Snapshot {
-        let remaining = match core.phase {
-            Phase::Open if !core.forced => core.remaining(policy, now),
-            Phase::HalfOpen if core.probe_out => core
+        let remaining = match core.phase() {
+            Phase::Open if !core.forced() => core.remaining(policy, now),
+            Phase::HalfOpen if core.probe_out() => core
                 .anchor
                 .wrapping_add(policy.probe_lease())
                 .since(now)
@@ -198,12 +198,12 @@ impl Snapshot {
             _ => Duration::ZERO,
         };
         Snapshot {
-            phase: core.phase,
-            forced: core.forced,
-            probing: core.probe_out,
-            strikes: core.strikes,
-            streak: core.streak,
-            step: core.step,
+            phase: core.phase(),
+            forced: core.forced(),
+            probing: core.probe_out(),
+            strikes: core.strikes(),
+            streak: core.streak(),
+            step: core.step(),
             remaining,
             counters,
         }
@@ -223,24 +223,24 @@ impl Snapshot {
                 .wrapping_sub(policy.probe_lease()),
             _ => now,
         };
-        Core {
-            phase: self.phase,
-            probe_out: self.probing && self.phase == Phase::HalfOpen,
-            forced: self.forced && self.phase == Phase::Open,
-            strikes: if self.phase == Phase::Closed {
+        Core::from_fields(
+            self.phase,
+            self.probing && self.phase == Phase::HalfOpen,
+            self.forced && self.phase == Phase::Open,
+            if self.phase == Phase::Closed {
                 below(self.strikes, policy.trip())
             } else {
                 0
             },
-            streak: if self.phase == Phase::HalfOpen {
+            if self.phase == Phase::HalfOpen {
                 below(self.streak, policy.probes_to_close())
             } else {
                 0
             },
-            step: self.step.min(MAX_BACKOFF_STEP),
-            gen: gen.wrapping_add(1) & ((1 << GEN_BITS) - 1),
+            self.step.min(MAX_BACKOFF_STEP),
+            gen.wrapping_add(1),
             anchor,
-        }
+        )
     }
 }
 
@@ -253,7 +253,7 @@ impl<O: Observer> Breaker<O> {
     /// Takes the state and counters of `snapshot` as of `now`: an open breaker's cooldown
     /// resumes with the time that was left. Permits granted before become stale.
     pub fn restore(&mut self, snapshot: &Snapshot, now: Instant) {
-        self.core = snapshot.resume(&self.policy, self.core.gen, now);
+        self.core = snapshot.resume(&self.policy, self.core.gen(), now);
         self.counters = snapshot.counters;
     }
 }
@@ -269,7 +269,7 @@ impl<O: Observer> SharedBreaker<O> {
     /// resumes with the time that was left. Meant for start-up, before the breaker is in use;
     /// permits granted before become stale.
     pub fn restore(&self, snapshot: &Snapshot, now: Instant) {
-        let core = snapshot.resume(self.policy(), self.load_core().gen, now);
+        let core = snapshot.resume(self.policy(), self.load_core().gen(), now);
         self.store_core(core, &snapshot.counters);
     }
 }
