@@ -46,50 +46,14 @@ use core::fmt;
 
 use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
 
-/// What the registry needs of a breaker, as a trait object, so that breakers with
-/// different observer types share one table. Implemented for every
-/// [`SharedBreaker`] whose observer is `Sync`.
-pub trait View: Sync {
-    /// The policy.
-    fn policy(&self) -> &'static Policy;
-    /// The state at `now` (pure).
-    fn state(&self, now: Instant) -> State;
-    /// The counters.
-    fn counters(&self) -> Counters;
-    /// The pure oracle: would a call be allowed at `now`?
-    fn would_allow(&self, now: Instant) -> bool;
-    /// Closes the breaker, zeroing strikes, probe streak and backoff.
-    fn reset(&self, now: Instant);
-    /// Opens the breaker until [`View::reset`].
-    fn force_open(&self, now: Instant);
-}
-
-impl<O: Observer + Sync> View for SharedBreaker<O> {
-    fn policy(&self) -> &'static Policy {
-        SharedBreaker::policy(self)
-    }
-    fn state(&self, now: Instant) -> State {
-        SharedBreaker::state(self, now)
-    }
-    fn counters(&self) -> Counters {
-        SharedBreaker::counters(self)
-    }
-    fn would_allow(&self, now: Instant) -> bool {
-        SharedBreaker::would_allow(self, now)
-    }
-    fn reset(&self, now: Instant) {
-        SharedBreaker::reset(self, now)
-    }
-    fn force_open(&self, now: Instant) {
-        SharedBreaker::force_open(self, now)
-    }
-}
+/// A registered breaker, whatever its observer: every [`SharedBreaker`] coerces to this.
+pub type AnyBreaker = SharedBreaker<dyn Observer + Sync>;
 
 /// One registered breaker: its name, where it was defined, the breaker, and the clock it
 /// reads (so that "now" means the same thing to the registry as to the function).
 pub struct Entry {
     name: &'static str,
-    breaker: &'static dyn View,
+    breaker: &'static AnyBreaker,
     clock: &'static (dyn Clock + Sync),
     file: &'static str,
     line: u32,
@@ -100,7 +64,7 @@ impl Entry {
     #[doc(hidden)]
     pub const fn new(
         name: &'static str,
-        breaker: &'static dyn View,
+        breaker: &'static AnyBreaker,
         clock: &'static (dyn Clock + Sync),
         file: &'static str,
         line: u32,
@@ -129,8 +93,8 @@ impl Entry {
         self.breaker.policy()
     }
 
-    /// The breaker, as the registry sees it.
-    pub fn breaker(&self) -> &'static dyn View {
+    /// The breaker itself, with its observer behind a trait object.
+    pub fn breaker(&self) -> &'static AnyBreaker {
         self.breaker
     }
 
@@ -152,7 +116,7 @@ impl Entry {
 
     /// Would a call be allowed now? Pure: it never takes the probe slot.
     pub fn would_allow(&self) -> bool {
-        self.breaker.would_allow(self.now())
+        self.state().allows_call()
     }
 
     /// Closes the breaker now, zeroing strikes, probe streak and backoff.

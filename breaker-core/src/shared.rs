@@ -7,7 +7,7 @@ use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::machine::{Core, Events, Step, Ticket};
 use crate::{
     CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, RefusalReason, Refused, State,
-    Verdict,
+    Transition, Verdict,
 };
 
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
@@ -40,21 +40,33 @@ use crate::{
 ///     other => panic!("{other:?}"),
 /// }
 /// ```
-pub struct SharedBreaker<O: Observer = ()> {
+///
+/// # Observers and the registry
+///
+/// The observer is the last field and may be unsized: a `&SharedBreaker<O>` coerces to a
+/// `&SharedBreaker<dyn Observer + Sync>`, which is how the [`registry`](crate::registry)
+/// holds breakers of every observer type. Everything but telling the observer is compiled
+/// once, whatever the observer types of a program's breakers.
+pub struct SharedBreaker<O: ?Sized + Observer = ()> {
+    inner: Inner,
+    observer: O,
+}
+
+/// The part of a shared breaker that does not depend on its observer.
+struct Inner {
     word: AtomicU64,
     /// Failures, skips, trips, probes, lease expiries: indexed like the low bits of
     /// [`Events`], so that counting a step is one loop over its bits.
     counts: [AtomicU32; Events::SHARED_COUNTED],
     policy: &'static Policy,
-    observer: O,
 }
 
-impl<O: Observer> fmt::Debug for SharedBreaker<O> {
+impl<O: ?Sized + Observer> fmt::Debug for SharedBreaker<O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedBreaker")
-            .field("core", &Core::unpack(self.word.load(Ordering::Relaxed)))
+            .field("core", &self.inner.load_core())
             .field("counters", &self.counters())
-            .field("policy", self.policy)
+            .field("policy", self.inner.policy)
             .finish()
     }
 }
@@ -76,15 +88,17 @@ impl SharedBreaker<()> {
 macro_rules! shared_breaker_init {
     ($policy:expr, $observer:expr) => {
         SharedBreaker {
-            word: AtomicU64::new(Core::INITIAL.pack()),
-            counts: [
-                AtomicU32::new(0),
-                AtomicU32::new(0),
-                AtomicU32::new(0),
-                AtomicU32::new(0),
-                AtomicU32::new(0),
-            ],
-            policy: $policy,
+            inner: Inner {
+                word: AtomicU64::new(Core::INITIAL.pack()),
+                counts: [
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                    AtomicU32::new(0),
+                ],
+                policy: $policy,
+            },
             observer: $observer,
         }
     };
@@ -102,12 +116,15 @@ impl<O: Observer> SharedBreaker<O> {
     pub fn with_observer(policy: &'static Policy, observer: O) -> SharedBreaker<O> {
         shared_breaker_init!(policy, observer)
     }
+}
 
-    /// Applies `f` to the state until the compare-and-swap lands, then counts and tells.
-    /// A step that changes nothing writes nothing. Every transition goes through this one
-    /// copy of the loop (out of line, off the hot paths: firmware stays small).
+impl Inner {
+    /// Applies `f` to the state until the compare-and-swap lands, then counts; returns the
+    /// step's transitions, for the observer. A step that changes nothing writes nothing.
+    /// Every transition goes through this one copy of the loop (out of line, off the hot
+    /// paths: firmware stays small).
     #[inline(never)]
-    fn update(&self, f: &dyn Fn(Core) -> Step<()>) {
+    fn update(&self, f: &dyn Fn(Core) -> Step<()>) -> Transitions {
         let mut w = self.word.load(Ordering::Acquire);
         let step = loop {
             let step = f(Core::unpack(w));
@@ -124,9 +141,7 @@ impl<O: Observer> SharedBreaker<O> {
             }
         };
         self.count(&step.events);
-        for t in step.transitions() {
-            self.observer.on_transition(t);
-        }
+        step.transitions
     }
 
     fn count(&self, e: &Events) {
@@ -139,11 +154,60 @@ impl<O: Observer> SharedBreaker<O> {
         }
     }
 
+    /// Counts one refused call.
+    #[inline(always)]
+    fn count_skip(&self) {
+        bump(&self.counts[SKIPS]);
+    }
+
+    fn load_core(&self) -> Core {
+        Core::unpack(self.word.load(Ordering::Acquire))
+    }
+
+    fn state(&self, now: Instant) -> State {
+        self.load_core().view(self.policy, now)
+    }
+
+    fn counters(&self) -> Counters {
+        let get = |event: u8| self.counts[event.trailing_zeros() as usize].load(Ordering::Relaxed);
+        Counters {
+            failures: get(Events::FAILURE),
+            skips: get(Events::SKIPPED),
+            trips: get(Events::TRIP),
+            probes: get(Events::PROBE_GRANTED),
+            lease_expiries: get(Events::LEASE_EXPIRED),
+            ..Counters::ZERO
+        }
+    }
+
+    fn store_core(&self, core: Core, counters: &Counters) {
+        self.word.store(core.pack(), Ordering::Release);
+        let values = [
+            counters.failures,
+            counters.skips,
+            counters.trips,
+            counters.probes,
+            counters.lease_expiries,
+        ];
+        for (counter, value) in self.counts.iter().zip(values) {
+            counter.store(value, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<O: ?Sized + Observer> SharedBreaker<O> {
+    /// Runs [`Inner::update`] and tells the observer of each transition.
+    fn update(&self, f: &dyn Fn(Core) -> Step<()>) {
+        for t in self.inner.update(f).iter().flatten() {
+            self.observer.on_transition(t);
+        }
+    }
+
     /// The mutating gate: may a call go ahead now? In half-open, a grant takes the one
     /// probe slot. The returned permit is a guard: dropped without an outcome, a probe
     /// counts as failed at that moment and any other call as neutral.
     pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O>, Refused> {
-        let w = self.word.load(Ordering::Acquire);
+        let w = self.inner.word.load(Ordering::Acquire);
         let ticket = match Core::hot_ticket(w) {
             Some(ticket) => ticket,
             None => self.gate(w, clock)?,
@@ -158,8 +222,8 @@ impl<O: Observer> SharedBreaker<O> {
     #[inline(always)]
     fn gate<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
         let now = clock.now();
-        if let Some(refused) = Core::cooling_refusal(w, self.policy, now) {
-            self.count_skip();
+        if let Some(refused) = Core::cooling_refusal(w, self.inner.policy, now) {
+            self.inner.count_skip();
             return Err(refused);
         }
         self.acquire_slow(now)
@@ -175,16 +239,11 @@ impl<O: Observer> SharedBreaker<O> {
             retry_in: None,
         }));
         self.update(&|c| {
-            let step = c.acquire(self.policy, now);
+            let step = c.acquire(self.inner.policy, now);
             decision.set(step.decision);
             step.without_decision()
         });
         decision.get()
-    }
-
-    #[inline(always)]
-    fn count_skip(&self) {
-        bump(&self.counts[SKIPS]);
     }
 
     /// The pure oracle: would a call be allowed at `now`? Writes nothing, so polling it
@@ -194,7 +253,7 @@ impl<O: Observer> SharedBreaker<O> {
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
-        self.update(&|c| c.record(self.policy, ticket, outcome, now))
+        self.update(&|c| c.record(self.inner.policy, ticket, outcome, now))
     }
 
     /// Runs `f` if the breaker allows it and reports its outcome, classifying its error
@@ -217,13 +276,13 @@ impl<O: Observer> SharedBreaker<O> {
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
-        let w = self.word.load(Ordering::Acquire);
+        let w = self.inner.word.load(Ordering::Acquire);
         if let Some(ticket) = Core::hot_ticket(w) {
             // Closed, nothing pending: no permit guard is needed, since a call that never
             // answers in Closed is neutral, which changes nothing here.
             return match f() {
                 Ok(v) => {
-                    if self.word.load(Ordering::Acquire) & Core::HOT_MASK != 0 {
+                    if self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK != 0 {
                         self.record_ticket(ticket, Outcome::Success, clock.now());
                     }
                     Ok(v)
@@ -273,7 +332,7 @@ impl<O: Observer> SharedBreaker<O> {
 
     /// The state at `now` (a lapsed probe lease shows as open). Pure.
     pub fn state(&self, now: Instant) -> State {
-        self.load_core().view(self.policy, now)
+        self.inner.state(now)
     }
 
     /// The phase at `now`. Pure.
@@ -284,20 +343,12 @@ impl<O: Observer> SharedBreaker<O> {
     /// The counters this breaker keeps (see the type's documentation for the three it
     /// reports as zero).
     pub fn counters(&self) -> Counters {
-        let get = |event: u8| self.counts[event.trailing_zeros() as usize].load(Ordering::Relaxed);
-        Counters {
-            failures: get(Events::FAILURE),
-            skips: get(Events::SKIPPED),
-            trips: get(Events::TRIP),
-            probes: get(Events::PROBE_GRANTED),
-            lease_expiries: get(Events::LEASE_EXPIRED),
-            ..Counters::ZERO
-        }
+        self.inner.counters()
     }
 
     /// The policy.
     pub fn policy(&self) -> &'static Policy {
-        self.policy
+        self.inner.policy
     }
 
     /// The observer.
@@ -306,23 +357,16 @@ impl<O: Observer> SharedBreaker<O> {
     }
 
     pub(crate) fn load_core(&self) -> Core {
-        Core::unpack(self.word.load(Ordering::Acquire))
+        self.inner.load_core()
     }
 
     pub(crate) fn store_core(&self, core: Core, counters: &Counters) {
-        self.word.store(core.pack(), Ordering::Release);
-        let values = [
-            counters.failures,
-            counters.skips,
-            counters.trips,
-            counters.probes,
-            counters.lease_expiries,
-        ];
-        for (counter, value) in self.counts.iter().zip(values) {
-            counter.store(value, Ordering::Relaxed);
-        }
+        self.inner.store_core(core, counters)
     }
 }
+
+/// The transitions of one step, in order.
+type Transitions = [Option<Transition>; 2];
 
 /// The index of the skip counter in [`SharedBreaker`]'s `counts` (the bit of
 /// [`Events::SKIPPED`]).
@@ -344,14 +388,14 @@ fn bump(counter: &AtomicU32) {
 /// at that moment, so the breaker re-opens instead of wedging in half-open; any other
 /// permit counts as neutral.
 #[must_use = "report the call's outcome; dropping the permit counts a probe as failed"]
-pub struct Permit<'a, C: Clock, O: Observer = ()> {
+pub struct Permit<'a, C: Clock, O: ?Sized + Observer = ()> {
     breaker: &'a SharedBreaker<O>,
     clock: &'a C,
     ticket: Ticket,
     answered: bool,
 }
 
-impl<C: Clock, O: Observer> fmt::Debug for Permit<'_, C, O> {
+impl<C: Clock, O: ?Sized + Observer> fmt::Debug for Permit<'_, C, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
             .field("probe", &self.ticket.probe)
@@ -360,7 +404,7 @@ impl<C: Clock, O: Observer> fmt::Debug for Permit<'_, C, O> {
     }
 }
 
-impl<'a, C: Clock, O: Observer> Permit<'a, C, O> {
+impl<'a, C: Clock, O: ?Sized + Observer> Permit<'a, C, O> {
     fn new(breaker: &'a SharedBreaker<O>, clock: &'a C, ticket: Ticket) -> Self {
         Permit {
             breaker,
@@ -381,7 +425,7 @@ impl<'a, C: Clock, O: Observer> Permit<'a, C, O> {
         !self
             .breaker
             .load_core()
-            .is_fresh(self.breaker.policy, self.ticket, self.clock.now())
+            .is_fresh(self.breaker.policy(), self.ticket, self.clock.now())
     }
 
     /// Reports the call's outcome.
@@ -390,7 +434,7 @@ impl<'a, C: Clock, O: Observer> Permit<'a, C, O> {
         // A success in Closed with nothing pending changes nothing: skip the clock read.
         let hot = outcome == Outcome::Success
             && !self.ticket.probe
-            && self.breaker.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
+            && self.breaker.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
         if !hot {
             self.breaker.record_ticket(self.ticket, outcome, self.clock.now());
         }
@@ -407,7 +451,7 @@ impl<'a, C: Clock, O: Observer> Permit<'a, C, O> {
     }
 }
 
-impl<C: Clock, O: Observer> Drop for Permit<'_, C, O> {
+impl<C: Clock, O: ?Sized + Observer> Drop for Permit<'_, C, O> {
     fn drop(&mut self) {
         // An unanswered non-probe call is neutral, which changes nothing this breaker keeps.
         if !self.answered && self.ticket.probe {

@@ -53,6 +53,7 @@ fn every_annotated_function_is_listed_even_if_never_called() {
     assert_eq!(
         names,
         [
+            "ops::direct",
             "ops::force",
             "registry::default_named",
             "registry::never_called",
@@ -142,4 +143,30 @@ fn reset_and_force_open_by_name() {
     registry::reset("ops::force").unwrap();
     assert_eq!(entry.state().phase(), Phase::Closed);
     assert_eq!(forced(), Ok(1));
+}
+
+#[circuit_breaker(name = "ops::direct", trip = 1, cooldown = "1s", clock = CLOCK)]
+fn direct() -> Result<(), Failed> {
+    Err(Failed)
+}
+
+#[test]
+fn an_entry_hands_out_the_breaker_itself() {
+    let entry = registry::get("ops::direct").unwrap();
+    let breaker = entry.breaker();
+    assert_eq!(breaker.policy().trip(), 1);
+    assert_eq!(direct(), Err(Failed));
+    assert_eq!(breaker.counters(), entry.counters());
+    assert_eq!(breaker.counters().trips, 1);
+    let now = entry.now();
+    assert_eq!(breaker.state(now), entry.state());
+    assert!(!breaker.would_allow(now));
+    // The breaker's own gate, through the registry: refused while it cools down.
+    assert!(breaker.try_acquire(&CLOCK).is_err());
+    assert_eq!(breaker.counters().skips, 1);
+    breaker.reset(now);
+    let permit = breaker.try_acquire(&CLOCK).unwrap();
+    permit.success();
+    assert_eq!(direct(), Err(Failed));
+    assert_eq!(entry.counters().trips, 2);
 }
