@@ -55,7 +55,7 @@ impl Observer for DefmtLog {
         match Line::of(transition, EmbassyClock.now()) {
             Line::Opened { why, left } => {
                 defmt::warn!(
-                    "breaker {=str}: opened ({=str}), cooling down {=u32} ms",
+                    "breaker {=str}: opened ({}), cooling down {=u32} ms",
                     name,
                     why,
                     left.as_millis()
@@ -63,7 +63,7 @@ impl Observer for DefmtLog {
             }
             Line::OpenedUntilReset => defmt::warn!("breaker {=str}: opened (forced), until reset", name),
             Line::Probing => defmt::info!("breaker {=str}: half-open: probing", name),
-            Line::Closed { why } => defmt::info!("breaker {=str}: closed ({=str})", name, why),
+            Line::Closed { why } => defmt::info!("breaker {=str}: closed ({})", name, why),
         }
     }
 }
@@ -71,10 +71,30 @@ impl Observer for DefmtLog {
 /// What one transition line says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Line {
-    Opened { why: &'static str, left: Duration },
+    Opened { why: Words, left: Duration },
     OpenedUntilReset,
     Probing,
-    Closed { why: &'static str },
+    Closed { why: Words },
+}
+
+/// A [`Reason`] in [`Reason::words`], written as defmt literals: interned on the host
+/// like every defmt string, so the words take no flash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Words(Reason);
+
+impl defmt::Format for Words {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match self.0 {
+            Reason::Strikes => defmt::write!(f, "strikes"),
+            Reason::TripVerdict => defmt::write!(f, "trip verdict"),
+            Reason::ProbeFailed => defmt::write!(f, "probe failed"),
+            Reason::LeaseExpired => defmt::write!(f, "probe lease expired"),
+            Reason::CooldownElapsed => defmt::write!(f, "cooldown elapsed"),
+            Reason::Recovered => defmt::write!(f, "recovered"),
+            Reason::ForcedOpen => defmt::write!(f, "forced"),
+            Reason::Reset => defmt::write!(f, "reset"),
+        }
+    }
 }
 
 impl Line {
@@ -82,11 +102,11 @@ impl Line {
         match t.to {
             Phase::Open if t.why == Reason::ForcedOpen => Line::OpenedUntilReset,
             Phase::Open => Line::Opened {
-                why: t.why.words(),
+                why: Words(t.why),
                 left: t.cooldown.saturating_sub(now.since(t.at)),
             },
             Phase::HalfOpen => Line::Probing,
-            Phase::Closed => Line::Closed { why: t.why.words() },
+            Phase::Closed => Line::Closed { why: Words(t.why) },
         }
     }
 }
@@ -170,6 +190,8 @@ impl defmt::Format for Tally {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
 
     fn t(to: Phase, why: Reason, at: u32, cooldown_ms: u32) -> Transition {
@@ -188,7 +210,7 @@ mod tests {
         assert_eq!(
             line,
             Line::Opened {
-                why: "strikes",
+                why: Words(Reason::Strikes),
                 left: Duration::from_millis(350)
             }
         );
@@ -199,7 +221,7 @@ mod tests {
         assert_eq!(
             line,
             Line::Opened {
-                why: "trip verdict",
+                why: Words(Reason::TripVerdict),
                 left: Duration::from_millis(250)
             }
         );
@@ -215,7 +237,7 @@ mod tests {
         assert_eq!(
             line,
             Line::Opened {
-                why: "probe lease expired",
+                why: Words(Reason::LeaseExpired),
                 left: Duration::from_millis(250)
             }
         );
@@ -227,10 +249,30 @@ mod tests {
         assert_eq!(
             line,
             Line::Opened {
-                why: "probe lease expired",
+                why: Words(Reason::LeaseExpired),
                 left: Duration::ZERO
             }
         );
+    }
+
+    #[test]
+    fn the_logged_words_are_the_reasons_words() {
+        // `Words` writes defmt literals (no strings in flash); they must say what
+        // `Reason::words` says (and `StderrLog` prints).
+        let source = include_str!("log.rs");
+        for reason in [
+            Reason::Strikes,
+            Reason::TripVerdict,
+            Reason::ProbeFailed,
+            Reason::LeaseExpired,
+            Reason::CooldownElapsed,
+            Reason::Recovered,
+            Reason::ForcedOpen,
+            Reason::Reset,
+        ] {
+            let arm = std::format!("Reason::{reason:?} => defmt::write!(f, \"{}\")", reason.words());
+            assert!(source.contains(&arm), "log.rs lacks `{arm}`");
+        }
     }
 
     #[test]
@@ -246,11 +288,15 @@ mod tests {
         );
         assert_eq!(
             Line::of(&t(Phase::Closed, Reason::Recovered, 0, 0), now),
-            Line::Closed { why: "recovered" }
+            Line::Closed {
+                why: Words(Reason::Recovered)
+            }
         );
         assert_eq!(
             Line::of(&t(Phase::Closed, Reason::Reset, 0, 0), now),
-            Line::Closed { why: "reset" }
+            Line::Closed {
+                why: Words(Reason::Reset)
+            }
         );
     }
 }
