@@ -221,26 +221,17 @@ impl<D> Step<D> {
     pub fn transitions(&self) -> impl Iterator<Item = &Transition> {
         self.transitions.iter().flatten()
     }
-
-    /// The same step with its decision taken out.
-    pub fn without_decision(self) -> Step<()> {
-        Step {
-            next: self.next,
-            decision: (),
-            events: self.events,
-            transitions: self.transitions,
-        }
-    }
 }
 
-struct Builder {
-    core: Core,
-    events: Events,
-    transitions: [Option<Transition>; 2],
+/// One step in the making: the state as it changes, what happened, the transitions.
+pub(crate) struct Builder {
+    pub core: Core,
+    pub events: Events,
+    pub transitions: [Option<Transition>; 2],
 }
 
 impl Builder {
-    fn new(core: Core) -> Builder {
+    pub fn new(core: Core) -> Builder {
         Builder {
             core,
             events: Events::default(),
@@ -295,6 +286,132 @@ impl Builder {
             let lease_end = c.anchor.wrapping_add(policy.probe_lease());
             self.open(policy, Reason::LeaseExpired, lease_end, Duration::ZERO);
         }
+    }
+}
+
+/// The transition table, applied in place (the shared breaker's update loop builds on
+/// its own stack and reads the result where it is).
+impl Builder {
+    /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.
+    pub fn acquire(&mut self, policy: &Policy, now: Instant) -> Result<Ticket, Refused> {
+        self.expire_lease(policy, now);
+        let c = self.core;
+        let decision = if c.is(Phase::Closed) {
+            Ok(Ticket {
+                gen: c.gen(),
+                probe: false,
+            })
+        } else if c.is(Phase::Open) {
+            // Not `cooldown - elapsed`: a trip verdict's hold can make it longer.
+            let remaining = c.remaining(policy, now);
+            if c.forced() {
+                Err(Refused {
+                    reason: RefusalReason::ForcedOpen,
+                    retry_in: None,
+                })
+            } else if remaining.as_millis() == 0 {
+                self.go(Phase::HalfOpen, Reason::CooldownElapsed, now, Duration::ZERO);
+                self.core.set_probe_out(true);
+                self.core.anchor = now;
+                Ok(Ticket {
+                    gen: self.core.gen(),
+                    probe: true,
+                })
+            } else {
+                Err(Refused {
+                    reason: RefusalReason::Open,
+                    retry_in: Some(remaining),
+                })
+            }
+        } else if c.probe_out() {
+            Err(Refused {
+                reason: RefusalReason::Probing,
+                retry_in: None,
+            })
+        } else {
+            self.core.set_probe_out(true);
+            self.core.anchor = now;
+            Ok(Ticket {
+                gen: c.gen(),
+                probe: true,
+            })
+        };
+        match decision {
+            Ok(t) => {
+                self.events.set(Events::ADMITTED);
+                if t.probe {
+                    self.events.set(Events::PROBE_GRANTED);
+                }
+            }
+            Err(_) => self.events.set(Events::SKIPPED),
+        }
+        decision
+    }
+
+    /// Reports the outcome of a call admitted with `ticket`.
+    pub fn record(&mut self, policy: &Policy, ticket: Ticket, outcome: Outcome, now: Instant) {
+        self.expire_lease(policy, now);
+        let c = self.core;
+        let fresh = c.issued(ticket);
+        match outcome {
+            Outcome::Success => {
+                self.events.set(Events::SUCCESS);
+                if fresh && c.is(Phase::Closed) {
+                    self.core.set_strikes(0);
+                } else if fresh {
+                    let streak = c.streak().saturating_add(1);
+                    if u32::from(streak) >= policy.probes_to_close() {
+                        self.core.set_step(0);
+                        self.go(Phase::Closed, Reason::Recovered, now, Duration::ZERO);
+                    } else {
+                        self.core.set_streak(streak);
+                        self.core.set_probe_out(false);
+                    }
+                }
+            }
+            Outcome::Error(Verdict::Neutral) => {
+                self.events.set(Events::NEUTRAL);
+                if fresh && c.is(Phase::HalfOpen) {
+                    self.core.set_probe_out(false);
+                }
+            }
+            Outcome::Error(verdict) => {
+                self.events.set(Events::FAILURE);
+                let hold = hold_of(verdict);
+                if c.is(Phase::Open) {
+                    // Fresh bad news restarts the wait; it never shortens a longer hold.
+                    let cooldown = policy.cooldown_at(c.step());
+                    let candidate = now.wrapping_add(hold.saturating_sub(cooldown));
+                    self.core.anchor = c.anchor.later(candidate);
+                } else if fresh && c.is(Phase::Closed) {
+                    let strikes = c.strikes().saturating_add(1);
+                    if verdict != Verdict::Strike {
+                        self.open(policy, Reason::TripVerdict, now, hold);
+                    } else if u32::from(strikes) >= policy.trip() {
+                        self.open(policy, Reason::Strikes, now, hold);
+                    } else {
+                        self.core.set_strikes(strikes);
+                    }
+                } else if fresh {
+                    // Half-open: the probe failed.
+                    self.advance_backoff();
+                    self.open(policy, Reason::ProbeFailed, now, hold);
+                }
+            }
+        }
+    }
+
+    /// Opens until [`Builder::reset`].
+    pub fn force_open(&mut self, now: Instant) {
+        self.go(Phase::Open, Reason::ForcedOpen, now, Duration::ZERO);
+        self.core.flags |= FORCED;
+        self.core.anchor = now;
+    }
+
+    /// Closes, with every strike, streak and backoff step zeroed.
+    pub fn reset(&mut self, now: Instant) {
+        self.core.set_step(0);
+        self.go(Phase::Closed, Reason::Reset, now, Duration::ZERO);
     }
 }
 
@@ -414,112 +531,14 @@ impl Core {
     /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.
     pub fn acquire(self, policy: &Policy, now: Instant) -> Step<Result<Ticket, Refused>> {
         let mut b = Builder::new(self);
-        b.expire_lease(policy, now);
-        let c = b.core;
-        let decision = if c.is(Phase::Closed) {
-            Ok(Ticket {
-                gen: c.gen(),
-                probe: false,
-            })
-        } else if c.is(Phase::Open) {
-            // Not `cooldown - elapsed`: a trip verdict's hold can make it longer.
-            let remaining = c.remaining(policy, now);
-            if c.forced() {
-                Err(Refused {
-                    reason: RefusalReason::ForcedOpen,
-                    retry_in: None,
-                })
-            } else if remaining.as_millis() == 0 {
-                b.go(Phase::HalfOpen, Reason::CooldownElapsed, now, Duration::ZERO);
-                b.core.set_probe_out(true);
-                b.core.anchor = now;
-                Ok(Ticket {
-                    gen: b.core.gen(),
-                    probe: true,
-                })
-            } else {
-                Err(Refused {
-                    reason: RefusalReason::Open,
-                    retry_in: Some(remaining),
-                })
-            }
-        } else if c.probe_out() {
-            Err(Refused {
-                reason: RefusalReason::Probing,
-                retry_in: None,
-            })
-        } else {
-            b.core.set_probe_out(true);
-            b.core.anchor = now;
-            Ok(Ticket {
-                gen: c.gen(),
-                probe: true,
-            })
-        };
-        match decision {
-            Ok(t) => {
-                b.events.set(Events::ADMITTED);
-                if t.probe {
-                    b.events.set(Events::PROBE_GRANTED);
-                }
-            }
-            Err(_) => b.events.set(Events::SKIPPED),
-        }
+        let decision = b.acquire(policy, now);
         b.finish(decision)
     }
 
     /// Reports the outcome of a call admitted with `ticket`.
     pub fn record(self, policy: &Policy, ticket: Ticket, outcome: Outcome, now: Instant) -> Step<()> {
         let mut b = Builder::new(self);
-        b.expire_lease(policy, now);
-        let c = b.core;
-        let fresh = c.issued(ticket);
-        match outcome {
-            Outcome::Success => {
-                b.events.set(Events::SUCCESS);
-                if fresh && c.is(Phase::Closed) {
-                    b.core.set_strikes(0);
-                } else if fresh {
-                    let streak = c.streak().saturating_add(1);
-                    if u32::from(streak) >= policy.probes_to_close() {
-                        b.core.set_step(0);
-                        b.go(Phase::Closed, Reason::Recovered, now, Duration::ZERO);
-                    } else {
-                        b.core.set_streak(streak);
-                        b.core.set_probe_out(false);
-                    }
-                }
-            }
-            Outcome::Error(Verdict::Neutral) => {
-                b.events.set(Events::NEUTRAL);
-                if fresh && c.is(Phase::HalfOpen) {
-                    b.core.set_probe_out(false);
-                }
-            }
-            Outcome::Error(verdict) => {
-                b.events.set(Events::FAILURE);
-                let hold = hold_of(verdict);
-                if c.is(Phase::Open) {
-                    // Fresh bad news restarts the wait; it never shortens a longer hold.
-                    let cooldown = policy.cooldown_at(c.step());
-                    let candidate = now.wrapping_add(hold.saturating_sub(cooldown));
-                    b.core.anchor = c.anchor.later(candidate);
-                } else if fresh && c.is(Phase::Closed) {
-                    let strikes = c.strikes().saturating_add(1);
-                    if verdict != Verdict::Strike {
-                        b.open(policy, Reason::TripVerdict, now, hold);
-                    } else if u32::from(strikes) >= policy.trip() {
-                        b.open(policy, Reason::Strikes, now, hold);
-                    } else {
-                        b.core.set_strikes(strikes);
-                    }
-                } else if fresh {
-                    // Half-open: the probe failed.
-                    b.advance_backoff();
-                    b.open(policy, Reason::ProbeFailed, now, hold);
-                }
-            }
-        }
+        b.record(policy, ticket, outcome, now);
         b.finish(())
     }
 
@@ -549,17 +568,14 @@ impl Core {
     /// Opens until [`Core::reset`].
     pub fn force_open(self, now: Instant) -> Step<()> {
         let mut b = Builder::new(self);
-        b.go(Phase::Open, Reason::ForcedOpen, now, Duration::ZERO);
-        b.core.flags |= FORCED;
-        b.core.anchor = now;
+        b.force_open(now);
         b.finish(())
     }
 
     /// Closes, with every strike, streak and backoff step zeroed.
     pub fn reset(self, now: Instant) -> Step<()> {
         let mut b = Builder::new(self);
-        b.core.set_step(0);
-        b.go(Phase::Closed, Reason::Reset, now, Duration::ZERO);
+        b.reset(now);
         b.finish(())
     }
 

@@ -4,7 +4,7 @@ use core::cell::Cell;
 use core::fmt;
 
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
-use crate::machine::{Core, Events, Step, Ticket};
+use crate::machine::{Builder, Core, Events, Ticket};
 use crate::{
     CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, RefusalReason, Refused, State,
     Transition, Verdict,
@@ -122,13 +122,14 @@ impl Inner {
     /// Applies `f` to the state until the compare-and-swap lands, then counts; returns the
     /// step's transitions, for the observer. A step that changes nothing writes nothing.
     /// Every transition goes through this one copy of the loop (out of line, off the hot
-    /// paths: firmware stays small).
+    /// paths: firmware stays small); `f` works on a builder on this loop's stack.
     #[inline(never)]
-    fn update(&self, f: &dyn Fn(Core) -> Step<()>) -> Transitions {
+    fn update(&self, f: &dyn Fn(&mut Builder)) -> Transitions {
         let mut w = self.word.load(Ordering::Acquire);
         let step = loop {
-            let step = f(Core::unpack(w));
-            let next = step.next.pack();
+            let mut step = Builder::new(Core::unpack(w));
+            f(&mut step);
+            let next = step.core.pack();
             if next == w {
                 break step;
             }
@@ -197,7 +198,7 @@ impl Inner {
 
 impl<O: ?Sized + Observer> SharedBreaker<O> {
     /// Runs [`Inner::update`] and tells the observer of each transition.
-    fn update(&self, f: &dyn Fn(Core) -> Step<()>) {
+    fn update(&self, f: &dyn Fn(&mut Builder)) {
         for t in self.inner.update(f).iter().flatten() {
             self.observer.on_transition(t);
         }
@@ -238,11 +239,7 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
             reason: RefusalReason::Open,
             retry_in: None,
         }));
-        self.update(&|c| {
-            let step = c.acquire(self.inner.policy, now);
-            decision.set(step.decision);
-            step.without_decision()
-        });
+        self.update(&|b| decision.set(b.acquire(self.inner.policy, now)));
         decision.get()
     }
 
@@ -253,7 +250,7 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
-        self.update(&|c| c.record(self.inner.policy, ticket, outcome, now))
+        self.update(&|b| b.record(self.inner.policy, ticket, outcome, now))
     }
 
     /// Runs `f` if the breaker allows it and reports its outcome, classifying its error
@@ -322,12 +319,12 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
 
     /// Opens until [`SharedBreaker::reset`], whatever the cooldown says.
     pub fn force_open(&self, now: Instant) {
-        self.update(&|c| c.force_open(now))
+        self.update(&|b| b.force_open(now))
     }
 
     /// Closes, with strikes, probe streak and backoff zeroed. Counters are kept.
     pub fn reset(&self, now: Instant) {
-        self.update(&|c| c.reset(now))
+        self.update(&|b| b.reset(now))
     }
 
     /// The state at `now` (a lapsed probe lease shows as open). Pure.
