@@ -225,6 +225,9 @@ impl Policy {
 
     /// The cooldown after `step` re-opens without a close: `cooldown * multiplier^step`,
     /// capped at [`Policy::max_cooldown`].
+    // Out of line: opening, re-opening and the wait left each need it, and one copy of the
+    // loop keeps firmware small; the shared breaker's refusal fast path does not call it.
+    #[inline(never)]
     pub const fn cooldown_at(&self, step: u8) -> Duration {
         let mut d = self.cooldown;
         let mut i = 0;
