@@ -70,7 +70,7 @@ measure() {
             if (name ~ /__BREAKER_CORE_/) return "wrapped: per-function statics (policy, registry entry)"
             if (name ~ /EmbassyClock/) return "wrapped: the embassy-time clock"
             if (name ~ /breaker_embedded/) return "dump: breaker-embedded (registry dump, Brief, DefmtLog)"
-            if (name ~ /registry|View|linkme|BREAKERS/) return "registry: table, View trait objects, linkme"
+            if (name ~ /registry|linkme|BREAKERS/) return "registry: table, lookups, linkme"
             if (name ~ /breaker_core/) return "core: state machine, SharedBreaker, permit"
             if (name ~ /portable_atomic/) return "core: portable-atomic"
             if (name ~ /defmt/) return "dump: defmt glue"

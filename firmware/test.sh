@@ -3,8 +3,8 @@
 # executor) and m0 (Cortex-M0, no compare-and-swap), i.e. each package's smoke
 # test and its outage test, then the size report (`size.sh`). Exits non-zero on
 # any failure: a wrong figure in a firmware, a panic or fault, a firmware still
-# running after $FIRMWARE_TIMEOUT seconds (default 120), or formatting machinery
-# pulled in by the breaker code.
+# running after $FIRMWARE_TIMEOUT seconds (default 120), formatting machinery
+# pulled in by the breaker code, or the breaker code over its size budget on m3.
 #
 # Assumes qemu-system-arm, defmt-print and the thumb targets are installed (the
 # project's scripts/test.sh installs them) and says what is missing otherwise. The
@@ -35,7 +35,7 @@ done
 host=$(rustc -vV | sed -n 's/^host: //p')
 if [[ -x "$(rustc --print sysroot)/lib/rustlib/$host/bin/llvm-size" ]]; then
     printf '\n--> firmware/size.sh\n'
-    ./size.sh
+    ./size.sh --strict
 else
     printf '\n--> firmware/size.sh SKIPPED: llvm-tools missing (rustup component add llvm-tools)\n'
 fi
