@@ -166,6 +166,15 @@ const STEP_AT: u32 = 16;
 const GEN_AT: u32 = 20;
 const NIBBLE: u32 = 0xF;
 
+/// The flags' phase bits for `phase`.
+const fn phase_bits(phase: Phase) -> u32 {
+    match phase {
+        Phase::Closed => 0,
+        Phase::Open => 1,
+        Phase::HalfOpen => 2,
+    }
+}
+
 /// The permit data a gate decision hands out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct Ticket {
@@ -301,15 +310,17 @@ impl Builder {
                 gen: c.gen(),
                 probe: false,
             })
+        } else if c.forced() {
+            // Forced open (the flag is only ever set in open).
+            Err(Refused {
+                reason: RefusalReason::ForcedOpen,
+                retry_in: None,
+            })
         } else if c.is(Phase::Open) {
-            // Not `cooldown - elapsed`: a trip verdict's hold can make it longer.
+            // Zero exactly when the cooldown is over. Not `cooldown - elapsed`: a trip
+            // verdict's hold can make it longer.
             let remaining = c.remaining(policy, now);
-            if c.forced() {
-                Err(Refused {
-                    reason: RefusalReason::ForcedOpen,
-                    retry_in: None,
-                })
-            } else if remaining.as_millis() == 0 {
+            if remaining.as_millis() == 0 {
                 self.go(Phase::HalfOpen, Reason::CooldownElapsed, now, Duration::ZERO);
                 self.core.set_probe_out(true);
                 self.core.anchor = now;
@@ -440,13 +451,8 @@ impl Core {
         gen: u16,
         anchor: Instant,
     ) -> Core {
-        let phase = match phase {
-            Phase::Closed => 0,
-            Phase::Open => 1,
-            Phase::HalfOpen => 2,
-        };
         Core {
-            flags: phase
+            flags: phase_bits(phase)
                 | if probe_out { PROBE_OUT } else { 0 }
                 | if forced { FORCED } else { 0 }
                 | (strikes as u32) << STRIKES_AT
@@ -469,7 +475,7 @@ impl Core {
     /// Whether the breaker is in `phase` (one comparison of the phase bits, where a
     /// `match` on [`Core::phase`] would decode them first).
     pub const fn is(self, phase: Phase) -> bool {
-        self.flags & PHASE_BITS == Core::from_fields(phase, false, false, 0, 0, 0, 0, Instant::ZERO).flags
+        self.flags & PHASE_BITS == phase_bits(phase)
     }
 
     /// Half-open only: the probe slot is taken.
@@ -524,8 +530,7 @@ impl Core {
     /// no strikes or streak; the backoff step is kept.
     fn enter(&mut self, to: Phase) {
         let gen = (self.gen().wrapping_add(1) & GEN_MASK) as u32;
-        let to = Core::from_fields(to, false, false, 0, 0, 0, 0, self.anchor).flags;
-        self.flags = self.flags & (NIBBLE << STEP_AT) | to | gen << GEN_AT;
+        self.flags = self.flags & (NIBBLE << STEP_AT) | phase_bits(to) | gen << GEN_AT;
     }
 
     /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.

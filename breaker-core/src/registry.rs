@@ -93,7 +93,24 @@ impl Entry {
         self.breaker.policy()
     }
 
-    /// The breaker itself, with its observer behind a trait object.
+    /// The breaker itself, with its observer behind a trait object: everything a
+    /// [`SharedBreaker`] does, for a function whose breaker has no name in code. For
+    /// example, its state across a reboot:
+    ///
+    /// ```
+    /// use breaker_core::{registry, Snapshot};
+    ///
+    /// // Before shutting down: one snapshot per registered breaker, to store in flash.
+    /// let saved: Vec<(&str, [u8; Snapshot::LEN])> = registry::iter()
+    ///     .map(|e| (e.name(), e.breaker().snapshot(e.now()).to_bytes()))
+    ///     .collect();
+    /// // At start-up: put each back, its cooldown resuming with the time that was left.
+    /// for (name, bytes) in &saved {
+    ///     if let (Ok(entry), Ok(snapshot)) = (registry::get(name), Snapshot::from_bytes(bytes)) {
+    ///         entry.breaker().restore(&snapshot, entry.now());
+    ///     }
+    /// }
+    /// ```
     pub fn breaker(&self) -> &'static AnyBreaker {
         self.breaker
     }

@@ -127,17 +127,17 @@ impl Inner {
     fn update(&self, f: &dyn Fn(&mut Builder)) -> Transitions {
         let mut w = self.word.load(Ordering::Acquire);
         let step = loop {
-            let mut step = Builder::new(Core::unpack(w));
-            f(&mut step);
-            let next = step.core.pack();
+            let mut b = Builder::new(Core::unpack(w));
+            f(&mut b);
+            let next = b.core.pack();
             if next == w {
-                break step;
+                break b;
             }
             match self
                 .word
                 .compare_exchange_weak(w, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => break step,
+                Ok(_) => break b,
                 Err(actual) => w = actual,
             }
         };
@@ -158,7 +158,13 @@ impl Inner {
     /// Counts one refused call.
     #[inline(always)]
     fn count_skip(&self) {
-        bump(&self.counts[SKIPS]);
+        bump(self.counter(Events::SKIPPED));
+    }
+
+    /// The counter of `event`, one of the low [`Events::SHARED_COUNTED`] bits.
+    #[inline(always)]
+    fn counter(&self, event: u8) -> &AtomicU32 {
+        &self.counts[event.trailing_zeros() as usize]
     }
 
     fn load_core(&self) -> Core {
@@ -170,7 +176,7 @@ impl Inner {
     }
 
     fn counters(&self) -> Counters {
-        let get = |event: u8| self.counts[event.trailing_zeros() as usize].load(Ordering::Relaxed);
+        let get = |event: u8| self.counter(event).load(Ordering::Relaxed);
         Counters {
             failures: get(Events::FAILURE),
             skips: get(Events::SKIPPED),
@@ -183,15 +189,14 @@ impl Inner {
 
     fn store_core(&self, core: Core, counters: &Counters) {
         self.word.store(core.pack(), Ordering::Release);
-        let values = [
-            counters.failures,
-            counters.skips,
-            counters.trips,
-            counters.probes,
-            counters.lease_expiries,
-        ];
-        for (counter, value) in self.counts.iter().zip(values) {
-            counter.store(value, Ordering::Relaxed);
+        for (event, value) in [
+            (Events::FAILURE, counters.failures),
+            (Events::SKIPPED, counters.skips),
+            (Events::TRIP, counters.trips),
+            (Events::PROBE_GRANTED, counters.probes),
+            (Events::LEASE_EXPIRED, counters.lease_expiries),
+        ] {
+            self.counter(event).store(value, Ordering::Relaxed);
         }
     }
 }
@@ -364,10 +369,6 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
 
 /// The transitions of one step, in order.
 type Transitions = [Option<Transition>; 2];
-
-/// The index of the skip counter in [`SharedBreaker`]'s `counts` (the bit of
-/// [`Events::SKIPPED`]).
-const SKIPS: usize = Events::SKIPPED.trailing_zeros() as usize;
 
 /// Adds one to a counter with one `fetch_add` (a `lock xadd` on x86-64) instead of a
 /// compare-and-swap loop. The caller whose add wrapped the counter puts it back at

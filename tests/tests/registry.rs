@@ -55,6 +55,7 @@ fn every_annotated_function_is_listed_even_if_never_called() {
         [
             "ops::direct",
             "ops::force",
+            "ops::persist",
             "registry::default_named",
             "registry::never_called",
             "shared::name",
@@ -169,4 +170,30 @@ fn an_entry_hands_out_the_breaker_itself() {
     permit.success();
     assert_eq!(direct(), Err(Failed));
     assert_eq!(entry.counters().trips, 2);
+}
+
+#[circuit_breaker(name = "ops::persist", trip = 1, cooldown = "30s", clock = CLOCK)]
+fn persisted() -> Result<(), Failed> {
+    Err(Failed)
+}
+
+#[test]
+fn a_function_breaker_survives_a_reboot_through_its_entry() {
+    let entry = registry::get("ops::persist").unwrap();
+    assert_eq!(persisted(), Err(Failed));
+    let bytes = entry.breaker().snapshot(entry.now()).to_bytes();
+    // A reboot: the breaker starts closed again (reset stands in for the fresh static).
+    entry.reset();
+    assert_eq!(entry.state(), State::Closed { strikes: 0 });
+    let snapshot = breaker_core::Snapshot::from_bytes(&bytes).unwrap();
+    entry.breaker().restore(&snapshot, entry.now());
+    assert_eq!(
+        entry.state(),
+        State::Open {
+            remaining: Duration::from_secs(30),
+            forced: false
+        }
+    );
+    assert_eq!(persisted(), Err(Failed));
+    assert_eq!(entry.counters().skips, 1);
 }
