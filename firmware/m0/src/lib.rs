@@ -5,9 +5,9 @@
 //!
 //! Linking this crate provides:
 //! - the defmt global logger (semihosting stdout, decoded on the host by
-//!   `defmt-print`) and a defmt timestamp in milliseconds of [`clock`] time;
-//! - an embassy-time driver on SysTick ([`clock`]) and [`block_on`], which
-//!   runs one future to completion without an executor; call [`clock::init`]
+//!   `defmt-print`) and a defmt timestamp in milliseconds of [`time_driver`] time;
+//! - an embassy-time driver on SysTick ([`time_driver`]) and [`block_on`], which
+//!   runs one future to completion without an executor; call [`time_driver::init`]
 //!   once before using time;
 //! - a panic handler and fault handlers that log and end the run with failure;
 //! - exit helpers ([`exit_success`], [`exit_failure`]) that end the QEMU run
@@ -18,27 +18,32 @@
 //! implementation). That includes every breaker's state word.
 //!
 //! A program uses it with `use firmware_m0 as fw;` and must call at least one
-//! of its functions (all of them do: `fw::clock::init`, `fw::exit_*`).
+//! of its functions (all of them do: `fw::time_driver::init`, `fw::exit_*`).
 #![no_std]
+
+/// Core clock of QEMU's `microbit` machine (the nRF51's 16 MHz HCLK), which SysTick
+/// counts.
+pub const CORE_CLOCK_HZ: u32 = 16_000_000;
 
 use core::future::Future;
 use core::pin::pin;
 use core::task::{Context, Poll, Waker};
 
-pub mod clock;
 #[path = "../../common/handlers.rs"]
 mod handlers;
 #[path = "../../common/scenario.rs"]
 pub mod scenario;
 #[path = "../../common/semihosting.rs"]
 mod semihosting;
+#[path = "../../common/time_driver.rs"]
+pub mod time_driver;
 
 pub use semihosting::{exit, exit_failure, exit_success, host_millis};
 
 // The global logger lives in `defmt-semihosting`; this pulls it into the link.
 use defmt_semihosting as _;
 
-defmt::timestamp!("{=u64:ms}", clock::now_millis());
+defmt::timestamp!("{=u64:ms}", time_driver::now_millis());
 
 /// Runs `future` to completion on this core, without an executor: polls it,
 /// sleeps until the next interrupt (SysTick comes every millisecond), polls

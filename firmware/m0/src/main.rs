@@ -15,7 +15,7 @@ fn main() -> ! {
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         fw::exit_failure()
     };
-    fw::clock::init(peripherals.SYST);
+    fw::time_driver::init(peripherals.SYST);
 
     #[cfg(not(feature = "no-breakers"))]
     breaker_embedded::log_registry();

@@ -18,7 +18,7 @@ fn main() -> ! {
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         fw::exit_failure()
     };
-    fw::clock::init(peripherals.SYST);
+    fw::time_driver::init(peripherals.SYST);
 
     defmt::info!("registry before the first call:");
     breaker_embedded::log_registry();

@@ -25,19 +25,19 @@ fn main() -> ! {
     defmt::info!("portable-atomic CAS works");
 
     let peripherals = cortex_m::Peripherals::take().expect("peripherals taken once");
-    fw::clock::init(peripherals.SYST);
+    fw::time_driver::init(peripherals.SYST);
 
     let host_start = fw::host_millis().expect("semihosting SYS_CLOCK");
-    let start = fw::clock::now_millis();
+    let start = fw::time_driver::now_millis();
     for (round, ms) in [30, 70, 100, 100].into_iter().enumerate() {
-        let before = fw::clock::now_millis();
-        fw::clock::delay_ms(ms);
-        let slept = fw::clock::now_millis() - before;
+        let before = fw::time_driver::now_millis();
+        fw::time_driver::delay_ms(ms);
+        let slept = fw::time_driver::now_millis() - before;
         defmt::info!("round {=usize}: slept {} ms", round + 1, slept);
         assert!(slept >= ms, "delay returned early");
         assert!(slept <= ms + 50, "delay far too long");
     }
-    let elapsed = fw::clock::now_millis() - start;
+    let elapsed = fw::time_driver::now_millis() - start;
     let host_elapsed = fw::host_millis().expect("semihosting SYS_CLOCK") - host_start;
     defmt::info!(
         "done after {} ms of clock time, {} ms of host time",

@@ -1,16 +1,17 @@
-//! An embassy-time driver on SysTick for the nRF51822 under QEMU, and a
-//! millisecond clock on top of it.
+//! An embassy-time driver on SysTick, shared by both packages (each includes this file
+//! as its `time_driver` module and defines `crate::CORE_CLOCK_HZ`, the clock SysTick
+//! counts).
 //!
-//! SysTick interrupts at [`TICK_HZ`] (embassy-time's tick rate, chosen by this
-//! package through the embassy-time feature `tick-hz-1_000`) and advances a
-//! 64-bit tick counter held in a critical-section mutex (the Cortex-M0 has no
-//! compare-and-swap; cortex-m's `critical-section-single-core` masks
-//! interrupts). Timers live in embassy's generic timer queue, so they work
-//! without embassy's executor: [`crate::block_on`] drives a future by polling it
-//! after every interrupt.
+//! SysTick interrupts at [`TICK_HZ`] (embassy-time's tick rate, chosen by the final
+//! firmware through an embassy-time `tick-hz-*` feature; this driver needs a rate that
+//! divides the core clock, e.g. `tick-hz-1_000`). Each interrupt advances a 64-bit tick
+//! counter held in a critical-section mutex (so it works on a Cortex-M0, which has no
+//! compare-and-swap) and, when the earliest deadline is reached, wakes the expired timers
+//! of an [`embassy_time_queue_utils::Queue`]. The queue needs no executor: a `block_on`
+//! that polls after every interrupt drives timers as well as embassy's executor does.
 //!
-//! QEMU's timers follow the host's wall clock, so time on the emulator is only
-//! roughly right; keep timing assertions loose.
+//! QEMU's timers follow the host's wall clock, so time on the emulator is only roughly
+//! right; keep timing assertions loose.
 
 use core::cell::Cell;
 use core::task::Waker;
@@ -22,9 +23,7 @@ use critical_section::{CriticalSection, Mutex};
 use embassy_time_driver::{Driver, TICK_HZ};
 use embassy_time_queue_utils::Queue;
 
-/// Core clock of QEMU's `microbit` machine (the nRF51's 16 MHz HCLK), which
-/// SysTick counts when clocked from the core.
-pub const CORE_CLOCK_HZ: u32 = 16_000_000;
+use crate::CORE_CLOCK_HZ;
 
 /// SysTick reload value: the counter wraps, and interrupts, at `TICK_HZ`.
 const RELOAD: u32 = {
@@ -39,12 +38,12 @@ const RELOAD: u32 = {
 
 /// The driver state; every field is only touched inside a critical section.
 struct SysTickDriver {
-    /// Ticks since [`init`].
+    /// Ticks since [`init`] (or [`restart_from_zero`]).
     ticks: Mutex<Cell<u64>>,
     /// Tick at which the queue next needs attention (`u64::MAX`: never).
     alarm: Mutex<Cell<u64>>,
     /// Pending timers. Taken out and put back around each use (a `Cell` has no
-    /// borrow flag, so there is no borrow panic path).
+    /// borrow flag, so there is no borrow panic path to pull in `core::fmt`).
     queue: Mutex<Cell<Queue>>,
 }
 
@@ -60,13 +59,14 @@ impl SysTickDriver {
         });
     }
 
-    /// Runs `f` on the queue and records the next expiration it returns.
-    fn with_queue(&self, cs: CriticalSection<'_>, f: impl FnOnce(&mut Queue) -> u64) {
+    /// Runs `f` on the timer queue and records the next expiration it returns.
+    fn with_queue(&self, cs: CriticalSection<'_>, f: impl FnOnce(&mut Queue) -> u64) -> u64 {
         let cell = self.queue.borrow(cs);
         let mut queue = cell.replace(Queue::new());
         let next = f(&mut queue);
         cell.set(queue);
         self.alarm.borrow(cs).set(next);
+        next
     }
 }
 
@@ -93,8 +93,8 @@ embassy_time_driver::time_driver_impl!(static DRIVER: SysTickDriver = SysTickDri
     queue: Mutex::new(Cell::new(Queue::new())),
 });
 
-/// Starts the SysTick interrupt that drives the clock. Call once, early: until
-/// then, time stands still at 0.
+/// Starts the SysTick interrupt that drives embassy time. Call once, early: until
+/// then, time stands still at 0 and timers never fire.
 pub fn init(mut syst: SYST) {
     syst.disable_counter();
     syst.set_clock_source(SystClkSource::Core);
@@ -104,13 +104,27 @@ pub fn init(mut syst: SYST) {
     syst.enable_counter();
 }
 
-/// Milliseconds since [`init`].
+/// Sets embassy time back to zero, as a reboot does: for simulating a restart
+/// without losing the rest of RAM. Refuses (returns `false`, changes nothing)
+/// while any timer is pending, since its deadline would then lie far ahead.
+pub fn restart_from_zero() -> bool {
+    critical_section::with(|cs| {
+        let now = DRIVER.ticks.borrow(cs).get();
+        if DRIVER.with_queue(cs, |queue| queue.next_expiration(now)) != u64::MAX {
+            return false;
+        }
+        DRIVER.ticks.borrow(cs).set(0);
+        true
+    })
+}
+
+/// Embassy time in milliseconds (the defmt timestamp).
 pub fn now_millis() -> u64 {
     DRIVER.now() * 1000 / TICK_HZ
 }
 
-/// Sleeps at least `ms` milliseconds (waiting for interrupts, so the host's
-/// CPU is not kept busy). Needs [`init`], or it never returns.
+/// Sleeps at least `ms` milliseconds without an executor (waiting for interrupts, so
+/// the host's CPU is not kept busy). Needs [`init`], or it never returns.
 pub fn delay_ms(ms: u64) {
     // One tick more: the current millisecond is already partly gone.
     let until = now_millis() + ms + 1;
