@@ -267,12 +267,31 @@ impl Clock for ManualClock {
     }
 }
 
-/// The host's monotonic clock: milliseconds since the first reading in this process.
+/// The host's monotonic clock, in wrapping milliseconds.
+///
+/// On Unix it reads `CLOCK_MONOTONIC` directly (through the vDSO on Linux) and keeps
+/// its milliseconds modulo 2^32: one clock read and a multiply, where measuring a
+/// `std::time::Instant` from a start adds a checked subtraction of two timespecs that
+/// costs more than the read. Elsewhere it does just that (milliseconds since its first
+/// reading in the process). Either way the origin is arbitrary: instants are only ever
+/// compared with each other.
 #[cfg(feature = "std")]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct StdClock;
 
-#[cfg(feature = "std")]
+#[cfg(all(feature = "std", unix))]
+impl Clock for StdClock {
+    fn now(&self) -> Instant {
+        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+        // Seconds and milliseconds wrap together: the counter is modulo 2^32 ms anyway.
+        let millis = (t.tv_sec as u32)
+            .wrapping_mul(1000)
+            .wrapping_add((t.tv_nsec / 1_000_000) as u32);
+        Instant::from_millis(millis)
+    }
+}
+
+#[cfg(all(feature = "std", not(unix)))]
 impl Clock for StdClock {
     fn now(&self) -> Instant {
         static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
