@@ -216,14 +216,17 @@ impl Events {
     }
 }
 
-/// The result of one pure step: the next state, what happened, and up to two transitions
-/// (a lazily noticed lease expiry can be followed at once by a new probe).
+/// The transitions of one step, in order: at most two (a lazily noticed lease expiry can
+/// be followed at once by a new probe).
+pub(crate) type Transitions = [Option<Transition>; 2];
+
+/// The result of one pure step: the next state, what happened, and its transitions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Step<D> {
     pub next: Core,
     pub decision: D,
     pub events: Events,
-    pub transitions: [Option<Transition>; 2],
+    pub transitions: Transitions,
 }
 
 impl<D> Step<D> {
@@ -236,7 +239,7 @@ impl<D> Step<D> {
 pub(crate) struct Builder {
     pub core: Core,
     pub events: Events,
-    pub transitions: [Option<Transition>; 2],
+    pub transitions: Transitions,
 }
 
 impl Builder {

@@ -133,7 +133,7 @@ impl Entry {
 
     /// Would a call be allowed now? Pure: it never takes the probe slot.
     pub fn would_allow(&self) -> bool {
-        self.state().allows_call()
+        self.breaker.would_allow(self.now())
     }
 
     /// Closes the breaker now, zeroing strikes, probe streak and backoff.

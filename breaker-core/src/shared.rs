@@ -4,10 +4,10 @@ use core::cell::Cell;
 use core::fmt;
 
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
-use crate::machine::{Builder, Core, Events, Ticket};
+use crate::machine::{Builder, Core, Events, Ticket, Transitions};
 use crate::{
     CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, RefusalReason, Refused, State,
-    Transition, Verdict,
+    Verdict,
 };
 
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
@@ -366,9 +366,6 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
         self.inner.store_core(core, counters)
     }
 }
-
-/// The transitions of one step, in order.
-type Transitions = [Option<Transition>; 2];
 
 /// Adds one to a counter with one `fetch_add` (a `lock xadd` on x86-64) instead of a
 /// compare-and-swap loop. The caller whose add wrapped the counter puts it back at
