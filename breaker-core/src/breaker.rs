@@ -3,7 +3,7 @@
 use core::fmt;
 
 use crate::machine::{Core, Events, Step, Ticket};
-use crate::{Classify, Clock, Instant, Outcome, Phase, Policy, RefusalReason, State, Transition};
+use crate::{Classify, Clock, Instant, Outcome, Phase, Policy, Reason, RefusalReason, State, Transition};
 
 /// Saturating event counters. None of them ever wraps: each stops at `u32::MAX`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -263,6 +263,27 @@ impl<O: Observer> Breaker<O> {
         };
         self.record(permit, outcome, clock.now());
         result.map_err(CallError::Inner)
+    }
+
+    /// Opens the breaker at `now` as a trip would, with no call involved: a prediction (a
+    /// quota gauge running low, a health check) says the upstream is about to fail. The
+    /// usual rules follow: the cooldown (at the current backoff step), one probe, probes to
+    /// close. From half-open it counts as a failed probe (the backoff advances); while open
+    /// the wait restarts from `now`, as fresh bad news does; forced open is left alone.
+    /// Unlike [`Breaker::force_open`] it recovers by itself. `why` is the reason
+    /// transitions report, usually [`Reason::Predicted`].
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Instant, Phase, Policy, Reason};
+    ///
+    /// let mut b = Breaker::new(Policy::new(3, Duration::from_secs(120)));
+    /// b.trip(Reason::Predicted, Instant::ZERO);
+    /// assert_eq!(b.phase(Instant::ZERO), Phase::Open);
+    /// assert!(b.try_acquire(Instant::ZERO.wrapping_add(Duration::from_secs(120))).unwrap().is_probe());
+    /// ```
+    pub fn trip(&mut self, why: Reason, now: Instant) {
+        let step = self.core.trip(&self.policy, why, now);
+        self.apply(step)
     }
 
     /// Opens the breaker until [`Breaker::reset`], whatever the cooldown says.

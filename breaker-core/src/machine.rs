@@ -41,6 +41,9 @@ pub enum Reason {
     ForcedOpen,
     /// [`reset`](crate::Breaker::reset) was called.
     Reset,
+    /// [`trip`](crate::Breaker::trip) opened it before any call failed: a prediction (a
+    /// quota gauge's, a health check's) said the upstream is about to fail.
+    Predicted,
 }
 
 impl Reason {
@@ -55,6 +58,7 @@ impl Reason {
             Reason::Recovered => "recovered",
             Reason::ForcedOpen => "forced",
             Reason::Reset => "reset",
+            Reason::Predicted => "predicted",
         }
     }
 }
@@ -406,6 +410,10 @@ impl Builder {
                     } else {
                         self.core.set_strikes(strikes);
                     }
+                } else if fresh && verdict == Verdict::Strike && policy.patient_probation() {
+                    // Half-open, patient: a blip costs the streak, not the cooldown paid.
+                    self.core.set_streak(0);
+                    self.core.set_probe_out(false);
                 } else if fresh {
                     // Half-open: the probe failed.
                     self.advance_backoff();
@@ -413,6 +421,25 @@ impl Builder {
                 }
             }
         }
+    }
+
+    /// Opens as a trip would, with no call involved: from closed at once, from half-open
+    /// with the backoff advanced (as a failed probe), and while open the wait restarts
+    /// (as fresh bad news). Forced open stays as it is.
+    pub fn trip(&mut self, policy: &Policy, why: Reason, now: Instant) {
+        self.expire_lease(policy, now);
+        let c = self.core;
+        if c.forced() {
+            return;
+        }
+        if c.is(Phase::Open) {
+            self.core.anchor = c.anchor.later(now);
+            return;
+        }
+        if c.is(Phase::HalfOpen) {
+            self.advance_backoff();
+        }
+        self.open(policy, why, now, Duration::ZERO);
     }
 
     /// Opens until [`Builder::reset`].
@@ -571,6 +598,13 @@ impl Core {
         let mut b = Builder::new(self);
         b.expire_lease(policy, now);
         b.core
+    }
+
+    /// Opens as a trip would, with no call involved (see [`Builder::trip`]).
+    pub fn trip(self, policy: &Policy, why: Reason, now: Instant) -> Step<()> {
+        let mut b = Builder::new(self);
+        b.trip(policy, why, now);
+        b.finish(())
     }
 
     /// Opens until [`Core::reset`].

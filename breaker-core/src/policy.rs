@@ -40,6 +40,7 @@ pub struct Policy {
     trip: u8,
     probes_to_close: u8,
     backoff_multiplier: u8,
+    patient_probation: bool,
     cooldown: Duration,
     max_cooldown: Duration,
     probe_lease: Duration,
@@ -129,6 +130,7 @@ impl Policy {
             trip: trip as u8,
             probes_to_close: 1,
             backoff_multiplier: 1,
+            patient_probation: false,
             cooldown,
             max_cooldown: cooldown,
             probe_lease: cooldown,
@@ -191,6 +193,38 @@ impl Policy {
         self.backoff_multiplier = multiplier as u8;
         self.max_cooldown = max_cooldown;
         Ok(self)
+    }
+
+    /// Patient probation (loopctl's model breaker): in half-open, a probe that fails with a
+    /// strike only resets the streak of probe successes and frees the slot for the next
+    /// probe; the breaker stays half-open, so one blip does not waste the cooldown already
+    /// paid. A trip verdict still re-opens at once, and so does a lapsed probe lease. Off by
+    /// default: any failed probe re-opens.
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Instant, Outcome, Phase, Policy};
+    ///
+    /// let policy = Policy::new(1, Duration::from_secs(60)).with_probes_to_close(2).with_patient_probation();
+    /// let mut b = Breaker::new(policy);
+    /// let p = b.try_acquire(Instant::ZERO).unwrap();
+    /// b.record(p, Outcome::STRIKE, Instant::ZERO);
+    /// let later = Instant::ZERO.wrapping_add(Duration::from_secs(60));
+    /// let probe = b.try_acquire(later).unwrap();
+    /// b.record(probe, Outcome::STRIKE, later); // a blip: still half-open
+    /// assert_eq!(b.phase(later), Phase::HalfOpen);
+    /// let probe = b.try_acquire(later).unwrap();
+    /// b.record(probe, Outcome::TRIP, later); // "no more load": re-opens at once
+    /// assert_eq!(b.phase(later), Phase::Open);
+    /// ```
+    pub const fn with_patient_probation(mut self) -> Policy {
+        self.patient_probation = true;
+        self
+    }
+
+    /// Whether a probe's strike keeps the breaker half-open (see
+    /// [`Policy::with_patient_probation`]).
+    pub const fn patient_probation(&self) -> bool {
+        self.patient_probation
     }
 
     /// Consecutive strikes in Closed that trip the breaker.

@@ -6,8 +6,8 @@ use core::fmt;
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::machine::{Builder, Core, Events, Ticket, Transitions};
 use crate::{
-    CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, RefusalReason, Refused, State,
-    Verdict,
+    CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, Reason, RefusalReason, Refused,
+    State, Verdict,
 };
 
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
@@ -320,6 +320,12 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
                 Err(CallError::Inner(e))
             }
         }
+    }
+
+    /// Opens at `now` as a trip would, with no call involved (see [`Breaker::trip`](crate::Breaker::trip)
+    /// for the rules). Lock-free, like every transition.
+    pub fn trip(&self, why: Reason, now: Instant) {
+        self.update(&|b| b.trip(self.inner.policy, why, now))
     }
 
     /// Opens until [`SharedBreaker::reset`], whatever the cooldown says.

@@ -93,6 +93,7 @@ impl defmt::Format for Words {
             Reason::Recovered => defmt::write!(f, "recovered"),
             Reason::ForcedOpen => defmt::write!(f, "forced"),
             Reason::Reset => defmt::write!(f, "reset"),
+            Reason::Predicted => defmt::write!(f, "predicted"),
         }
     }
 }
@@ -269,6 +270,7 @@ mod tests {
             Reason::Recovered,
             Reason::ForcedOpen,
             Reason::Reset,
+            Reason::Predicted,
         ] {
             let arm = std::format!("Reason::{reason:?} => defmt::write!(f, \"{}\")", reason.words());
             assert!(source.contains(&arm), "log.rs lacks `{arm}`");

@@ -36,6 +36,7 @@ fn log_transition(t: &Transition) {
         Reason::Recovered => "the probe succeeded",
         Reason::ForcedOpen => "forced open",
         Reason::Reset => "reset",
+        Reason::Predicted => "a prediction said the upstream is about to fail",
     };
     println!(
         "           >> {} -> {} as of {}: {why}",

@@ -5,7 +5,7 @@
 mod common;
 
 use breaker_core::{
-    Breaker, Clock, Counters, Instant, ManualClock, Outcome, Permit, Policy, SharedBreaker, SharedPermit,
+    Breaker, Clock, Counters, Instant, ManualClock, Outcome, Permit, Policy, Reason, SharedBreaker, SharedPermit,
 };
 use common::{move_clock, op, policy, Op};
 use proptest::prelude::*;
@@ -69,6 +69,10 @@ proptest! {
                 Op::Reset => {
                     shared.reset(now);
                     single.reset(now);
+                }
+                Op::Trip => {
+                    shared.trip(Reason::Predicted, now);
+                    single.trip(Reason::Predicted, now);
                 }
                 _ => {}
             }

@@ -3,7 +3,7 @@
 
 mod common;
 
-use breaker_core::{Breaker, Instant, Outcome, Permit, Phase, State};
+use breaker_core::{Breaker, Instant, Outcome, Permit, Phase, Reason, State};
 use common::{move_clock, op, policy, Op};
 use proptest::prelude::*;
 
@@ -41,6 +41,7 @@ proptest! {
                 }
                 Op::ForceOpen => b.force_open(now),
                 Op::Reset => b.reset(now),
+                Op::Trip => b.trip(Reason::Predicted, now),
                 _ => {}
             }
             // At most one probe outstanding.

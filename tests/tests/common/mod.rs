@@ -27,6 +27,8 @@ pub enum Op {
     ForceOpen,
     /// Someone resets it.
     Reset,
+    /// A prediction opens it as a trip (`trip(Reason::Predicted, now)`).
+    Trip,
 }
 
 pub fn outcome() -> impl Strategy<Value = Outcome> {
@@ -50,17 +52,27 @@ pub fn op() -> impl Strategy<Value = Op> {
         2 => any::<usize>().prop_map(Op::Drop),
         1 => Just(Op::ForceOpen),
         1 => Just(Op::Reset),
+        1 => Just(Op::Trip),
     ]
 }
 
 /// Small policies, so short sequences reach every state.
 pub fn policy() -> impl Strategy<Value = Policy> {
-    (1u32..4, 1u32..40, 1u32..40, 1u32..4, 1u32..4, 0u32..100).prop_map(|(trip, cool, lease, probes, mult, extra)| {
-        Policy::new(trip, Duration::from_millis(cool))
-            .with_probe_lease(Duration::from_millis(lease))
-            .with_probes_to_close(probes)
-            .with_backoff(mult, Duration::from_millis(cool + extra))
-    })
+    (
+        (1u32..4, 1u32..40, 1u32..40, 1u32..4),
+        (1u32..4, 0u32..100, any::<bool>()),
+    )
+        .prop_map(|((trip, cool, lease, probes), (mult, extra, patient))| {
+            let p = Policy::new(trip, Duration::from_millis(cool))
+                .with_probe_lease(Duration::from_millis(lease))
+                .with_probes_to_close(probes)
+                .with_backoff(mult, Duration::from_millis(cool + extra));
+            if patient {
+                p.with_patient_probation()
+            } else {
+                p
+            }
+        })
 }
 
 /// Moves a clock reading as `op` says (other ops leave it alone).
