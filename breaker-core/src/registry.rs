@@ -3,7 +3,8 @@
 //!
 //! Each annotated function places one [`Entry`] in a linker section; the linker gathers
 //! them into one slice (the [`linkme`](https://docs.rs/linkme) crate does the work). On a
-//! host nothing else is needed.
+//! host nothing else is needed. A hand-built `static` [`SharedBreaker`] joins the same
+//! table with one line, [`register!`](crate::register).
 //!
 //! ```
 //! use breaker_core::{registry, Phase};
@@ -46,6 +47,40 @@ use core::fmt;
 
 use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
 
+/// Lists a hand-built `static` [`SharedBreaker`] in the registry, as `#[circuit_breaker]`
+/// lists the breakers it makes: one line, no allocation, no start-up code, listed whether
+/// it was ever called or not.
+///
+/// `register!(BREAKER, "name", CLOCK)`: the path of a `static SharedBreaker<O>` (any
+/// observer that is `Sync`), its registry name (a `&'static str` constant expression), and
+/// the path of a `static` clock (implementing [`Clock`] + `Sync`) that the registry reads
+/// for "now": the clock the breaker's callers use. It may appear wherever an item may: at
+/// module level or inside a function.
+///
+/// ```
+/// use breaker_core::{registry, Duration, Instant, ManualClock, Policy, SharedBreaker};
+///
+/// static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+/// static UPLINK: SharedBreaker = SharedBreaker::new(&POLICY);
+/// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+/// breaker_core::register!(UPLINK, "uplink", CLOCK);
+///
+/// let entry = registry::get("uplink").unwrap();
+/// assert!(core::ptr::addr_eq(entry.breaker(), &UPLINK));
+/// assert!(entry.would_allow());
+/// ```
+#[macro_export]
+macro_rules! register {
+    ($breaker:path, $name:expr, $clock:path $(,)?) => {
+        const _: () = {
+            #[$crate::__private::linkme::distributed_slice($crate::__private::BREAKERS)]
+            #[linkme(crate = $crate::__private::linkme)]
+            static __BREAKER_CORE_ENTRY: $crate::__private::Entry =
+                $crate::__private::Entry::new($name, &$breaker, &$clock, ::core::file!(), ::core::line!());
+        };
+    };
+}
+
 /// A registered breaker, whatever its observer: every [`SharedBreaker`] coerces to this.
 pub type AnyBreaker = SharedBreaker<dyn Observer + Sync>;
 
@@ -60,7 +95,8 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// An entry; `#[circuit_breaker]` writes these. Not public API.
+    /// An entry; `#[circuit_breaker]` and [`register!`](crate::register) write these. Not
+    /// public API.
     #[doc(hidden)]
     pub const fn new(
         name: &'static str,

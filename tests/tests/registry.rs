@@ -2,7 +2,7 @@
 //! and force_open by name; duplicate names reported, never merged.
 
 use breaker_core::registry::{self, LookupError};
-use breaker_core::{circuit_breaker, Classify, Duration, Instant, ManualClock, Phase, Refused, State};
+use breaker_core::{circuit_breaker, Classify, Clock, Duration, Instant, ManualClock, Phase, Refused, State};
 
 static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(1_000));
 
@@ -48,7 +48,11 @@ fn forced() -> Result<u8, Failed> {
 
 #[test]
 fn every_annotated_function_is_listed_even_if_never_called() {
-    let mut names: Vec<&str> = registry::iter().map(|e| e.name()).collect();
+    // Hand-built breakers registered with `register!` are listed too (tested below).
+    let mut names: Vec<&str> = registry::iter()
+        .map(|e| e.name())
+        .filter(|n| !n.starts_with("hand::"))
+        .collect();
     names.sort_unstable();
     assert_eq!(
         names,
@@ -196,4 +200,44 @@ fn a_function_breaker_survives_a_reboot_through_its_entry() {
     );
     assert_eq!(persisted(), Err(Failed));
     assert_eq!(entry.counters().skips, 1);
+}
+
+mod hand_built {
+    use breaker_core::{Duration, Policy, SharedBreaker, StderrLog};
+
+    pub static POLICY: Policy = Policy::new(2, Duration::from_secs(5));
+    pub static PLAIN: SharedBreaker = SharedBreaker::new(&POLICY);
+    pub static LOGGED: SharedBreaker<StderrLog> = SharedBreaker::with_observer(&POLICY, StderrLog::new("hand::logged"));
+    breaker_core::register!(PLAIN, "hand::plain", super::CLOCK);
+    breaker_core::register!(LOGGED, "hand::logged", super::CLOCK);
+}
+
+#[test]
+fn hand_built_statics_join_the_registry_in_one_line() {
+    use breaker_core::Verdict;
+    let plain = registry::get("hand::plain").unwrap();
+    assert!(std::ptr::addr_eq(plain.breaker(), &hand_built::PLAIN));
+    assert_eq!(plain.policy().trip(), 2);
+    let logged = registry::get("hand::logged").unwrap();
+    // What the registry sees is the breaker itself: a trip through the static shows there.
+    for _ in 0..2 {
+        hand_built::LOGGED.try_acquire(&CLOCK).unwrap().failure(Verdict::Strike);
+    }
+    assert_eq!(logged.state().phase(), Phase::Open);
+    assert!(!logged.would_allow());
+    assert_eq!(logged.location().0, file!());
+    logged.reset();
+    assert_eq!(hand_built::LOGGED.phase(CLOCK.now()), Phase::Closed);
+}
+
+#[test]
+fn a_breaker_registered_inside_a_function_is_listed_too() {
+    use breaker_core::{Duration, Policy, SharedBreaker};
+    static POLICY: Policy = Policy::new(1, Duration::from_secs(1));
+    static LOCAL: SharedBreaker = SharedBreaker::new(&POLICY);
+    breaker_core::register!(LOCAL, "hand::local", CLOCK);
+    assert!(std::ptr::addr_eq(
+        registry::get("hand::local").unwrap().breaker(),
+        &LOCAL
+    ));
 }
