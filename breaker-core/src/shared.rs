@@ -430,15 +430,27 @@ impl<'a, C: Clock, O: ?Sized + Observer> Permit<'a, C, O> {
     }
 
     /// Reports the call's outcome.
-    pub fn record(mut self, outcome: Outcome) {
-        self.answered = true;
-        // A success in Closed with nothing pending changes nothing: skip the clock read.
+    // Inline, and split: a success in Closed with nothing pending changes nothing, so it
+    // is a load and a test in the caller's loop (a retry ladder's, an async wrapper's);
+    // everything else goes through the out-of-line report.
+    #[inline]
+    pub fn record(self, outcome: Outcome) {
         let hot = outcome == Outcome::Success
             && !self.ticket.probe
             && self.breaker.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
-        if !hot {
-            self.breaker.record_ticket(self.ticket, outcome, self.clock.now());
+        if hot {
+            // Answered, with nothing to write; and the drop of a permit that is not the
+            // probe does nothing either.
+            core::mem::forget(self);
+        } else {
+            self.record_slow(outcome);
         }
+    }
+
+    #[inline(never)]
+    fn record_slow(mut self, outcome: Outcome) {
+        self.answered = true;
+        self.breaker.record_ticket(self.ticket, outcome, self.clock.now());
     }
 
     /// Reports success.
