@@ -86,7 +86,7 @@ impl<C: Clock, O: ?Sized + Observer> Pass for SharedPermit<'_, C, O> {
 
     #[inline(always)]
     fn record(self, outcome: Outcome) {
-        SharedPermit::record(self, outcome)
+        self.record_inline(outcome)
     }
 }
 

@@ -430,11 +430,23 @@ impl<'a, C: Clock, O: ?Sized + Observer> Permit<'a, C, O> {
     }
 
     /// Reports the call's outcome.
-    // Inline, and split: a success in Closed with nothing pending changes nothing, so it
-    // is a load and a test in the caller's loop (a retry ladder's, an async wrapper's);
-    // everything else goes through the out-of-line report.
+    pub fn record(mut self, outcome: Outcome) {
+        self.answered = true;
+        // A success in Closed with nothing pending changes nothing: skip the clock read.
+        let hot = outcome == Outcome::Success
+            && !self.ticket.probe
+            && self.breaker.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
+        if !hot {
+            self.breaker.record_ticket(self.ticket, outcome, self.clock.now());
+        }
+    }
+
+    /// [`Permit::record`] with a closed-state success inline: a load and a test in the
+    /// caller's code, for the retry ladder's loop; everything else goes through `record`.
+    /// (`record` itself stays out of line: firmware that does not climb a ladder keeps its
+    /// size.)
     #[inline]
-    pub fn record(self, outcome: Outcome) {
+    pub(crate) fn record_inline(self, outcome: Outcome) {
         let hot = outcome == Outcome::Success
             && !self.ticket.probe
             && self.breaker.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
@@ -443,14 +455,8 @@ impl<'a, C: Clock, O: ?Sized + Observer> Permit<'a, C, O> {
             // probe does nothing either.
             core::mem::forget(self);
         } else {
-            self.record_slow(outcome);
+            self.record(outcome);
         }
-    }
-
-    #[inline(never)]
-    fn record_slow(mut self, outcome: Outcome) {
-        self.answered = true;
-        self.breaker.record_ticket(self.ticket, outcome, self.clock.now());
     }
 
     /// Reports success.
