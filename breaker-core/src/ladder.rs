@@ -60,7 +60,7 @@ pub trait Pass {
 
 impl<O: ?Sized + Observer> sealed::Sealed for &SharedBreaker<O> {}
 
-impl<'b, C: Clock, O: ?Sized + Observer> Gate<C> for &'b SharedBreaker<O> {
+impl<C: Clock, O: ?Sized + Observer> Gate<C> for &SharedBreaker<O> {
     type Pass<'g>
         = SharedPermit<'g, C, O>
     where
@@ -69,8 +69,7 @@ impl<'b, C: Clock, O: ?Sized + Observer> Gate<C> for &'b SharedBreaker<O> {
 
     #[inline(always)]
     fn enter<'g>(&'g mut self, clock: &'g C) -> Result<SharedPermit<'g, C, O>, Refused> {
-        let breaker: &'g SharedBreaker<O> = *self;
-        breaker.try_acquire(clock)
+        self.try_acquire(clock)
     }
 
     fn state(&self, now: Instant) -> State {
@@ -92,7 +91,7 @@ impl<C: Clock, O: ?Sized + Observer> Pass for SharedPermit<'_, C, O> {
 
 impl<O: Observer> sealed::Sealed for &mut Breaker<O> {}
 
-impl<'b, C: Clock, O: Observer> Gate<C> for &'b mut Breaker<O> {
+impl<C: Clock, O: Observer> Gate<C> for &mut Breaker<O> {
     type Pass<'g>
         = OwnedPass<'g, C, O>
     where
@@ -541,10 +540,7 @@ impl<'a> Climb<'a> {
             seed,
             attempts: 0,
             // The budget counts from the first attempt's start; without one, no clock read.
-            start: match policy.budget() {
-                Some(_) => Some(clock.now()),
-                None => None,
-            },
+            start: policy.budget().map(|_| clock.now()),
             delays: None,
         }
     }

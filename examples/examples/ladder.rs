@@ -6,15 +6,14 @@
 //! ```
 //!
 //! Each caller sends a request every 10 s, outage or not (its own users keep asking), each
-//! request on its own task. A request is retried up to 3 times
-//! (1 s, x2, capped at 8 s, full jitter, a seed per caller). A call started while the
-//! service is down hangs for the whole 2-minute timeout, then fails (a strike); a call
-//! started while it is up answers in 200 ms. "Plain retries" sends every attempt; "retries
-//! + breaker" climbs the same ladder through one shared breaker (trip after 3 strikes,
-//! cooldown 30 s, a probe lease longer than the timeout). Every figure is counted while
-//! the simulation runs: the callers are async tasks on a tiny single-threaded executor
-//! whose timers run on the manual clock, and the breaker's ladder is the library's own
-//! `Ladder::call_async`.
+//! request on its own task. A request is retried up to 3 times (1 s, x2, capped at 8 s,
+//! full jitter, a seed per request). A call started while the service is down hangs for
+//! the whole 2-minute timeout, then fails (a strike); a call started while it is up
+//! answers in 200 ms. The plain retries send every attempt; the retries with a breaker
+//! climb the same ladder through one shared breaker (trip after 3 strikes, cooldown 30 s,
+//! a probe lease longer than the timeout). Every figure is counted while the simulation
+//! runs: the callers are async tasks on a tiny single-threaded executor whose timers run
+//! on the manual clock, and the breaker's ladder is the library's own `Ladder::call_async`.
 
 use std::cell::{Cell, RefCell};
 use std::cmp::Reverse;
