@@ -396,6 +396,18 @@ impl RetryPolicy {
     }
 }
 
+impl<G, C, S, K, N> Ladder<'_, G, C, S, K, N> {
+    /// The policy it climbs by.
+    pub fn policy(&self) -> &RetryPolicy {
+        self.policy
+    }
+
+    /// The seed given with [`Ladder::seed`], if any.
+    pub fn seed_given(&self) -> Option<u64> {
+        self.seed
+    }
+}
+
 impl<'a, G: Gate<C>, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
     /// Seeds the jitter: the same seed gives the same delays (see [`RetryPolicy::delays`]).
     /// Without one, the seed is drawn at the first retry from the clock's reading and a
