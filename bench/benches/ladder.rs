@@ -199,12 +199,12 @@ const CASES: &[Case] = &[
     },
     Case {
         key: "backon-first-ok",
-        label: "backon 1.5 alone (no breaker), first attempt succeeds",
+        label: "backon 1.6 alone (no breaker), first attempt succeeds",
         run: run_backon,
     },
     Case {
         key: "backon-breaker-first-ok",
-        label: "backon 1.5 around SharedBreaker::call",
+        label: "backon 1.6 around SharedBreaker::call",
         run: run_backon_breaker,
     },
 ];
