@@ -2,7 +2,7 @@
 # Instructions per call, counted by `valgrind --tool=callgrind`.
 #
 # Instruction counts are stable on noisy machines where nanoseconds are not. Each case of
-# the `peers` benchmark is run twice under callgrind, with N1 and N2 calls; the difference
+# the `peers` and `ladder` benchmarks is run twice under callgrind, with N1 and N2 calls; the difference
 # of the two runs' total instruction counts (Ir), divided by N2 - N1, is the cost of one
 # call: process start-up, breaker construction and tripping are the same in both runs and
 # cancel out.
@@ -55,24 +55,37 @@ if ((${#CASES[@]} == 0)); then
         ours-rejected
         failsafe-rejected
         recloser-rejected
+        ladder-closure
+        ladder-breaker
+        ladder-first-ok
+        ladder-first-ok-budget
+        backon-first-ok
+        backon-breaker-first-ok
     )
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-echo "building the peers benchmark (release, bench profile)..." >&2
-cargo bench -p bench --bench peers --no-run --message-format=json >"$WORK/build.json"
-EXE=$(grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep '/peers-' | tail -n 1)
-if [[ -z $EXE || ! -x $EXE ]]; then
-    echo "callgrind.sh: could not find the built peers benchmark executable" >&2
+echo "building the peers and ladder benchmarks (release, bench profile)..." >&2
+cargo bench -p bench --bench peers --bench ladder --no-run --message-format=json >"$WORK/build.json"
+executable() { # the built benchmark named $1
+    grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep "/$1-" | tail -n 1
+}
+EXE=$(executable peers)
+LADDER_EXE=$(executable ladder)
+if [[ -z $EXE || ! -x $EXE || -z $LADDER_EXE || ! -x $LADDER_EXE ]]; then
+    echo "callgrind.sh: could not find the built peers and ladder benchmark executables" >&2
     exit 1
 fi
+LADDER_CASES=$("$LADDER_EXE" --list | cut -f1)
+# The benchmark binary that runs case $1.
+exe_for() { if grep -qx "$1" <<<"$LADDER_CASES"; then echo "$LADDER_EXE"; else echo "$EXE"; fi; }
 
 # Total instructions of one run: the `summary:` line of the callgrind out file.
 instructions() {
     local case=$1 n=$2 out="$WORK/$1.$2.out"
-    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$EXE" --icount "$case" "$n" \
+    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$(exe_for "$case")" --icount "$case" "$n" \
         >"$WORK/$case.$n.log" 2>&1; then
         echo "callgrind.sh: case '$case' with $n calls failed under valgrind:" >&2
         tail -n 20 "$WORK/$case.$n.log" >&2
@@ -115,6 +128,12 @@ echo
 check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
 check "macro-wrapped vs SharedBreaker::call by hand" macro-closed ours-closed 2
+check "ladder, first-attempt success, vs SharedBreaker::call alone" ladder-first-ok ladder-breaker 3
+for c in backon-first-ok backon-breaker-first-ok ladder-first-ok-budget; do
+    [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[ladder-first-ok]:-} ]] || continue
+    awk -v c="$c" -v x="${PER_CALL[ladder-first-ok]}" -v y="${PER_CALL[$c]}" \
+        'BEGIN { printf "- first-attempt success: breaker-core ladder + breaker %.2f vs %s %.2f instructions\n", x, c, y }'
+done
 for ref in failsafe recloser; do
     for path in closed rejected; do
         [[ -n ${PER_CALL[ours-$path]:-} && -n ${PER_CALL[$ref-$path]:-} ]] || continue
@@ -131,7 +150,7 @@ if ((ASM)); then
     echo
     echo "### Disassembly: the breaker-core loops (peers::loop_ours) and the shared breaker's out-of-line paths"
     objdump -d --no-show-raw-insn -C "$EXE" |
-        awk '/^[0-9a-f]+ <.*(peers::loop_ours|SharedBreaker.*call_slow|SharedBreaker.*try_acquire|SharedBreaker.*update|Core::acquire).*>:$/ { p = 1 }
+        awk '/^[0-9a-f]+ <.*(peers::loop_ours|ladder::loop_ladder|SharedBreaker.*call_slow|SharedBreaker.*try_acquire|SharedBreaker.*update|Core::acquire).*>:$/ { p = 1 }
              p && /^$/ { p = 0; print "" }
              p'
 fi

@@ -4,7 +4,9 @@
 use defmt::{write, Format, Formatter};
 
 use crate::registry::{Duplicate, Entry};
-use crate::{Breaker, Clock, GlobalClock, ManualClock, Observer, Permit, SharedBreaker, SharedPermit};
+use crate::{
+    Breaker, Clock, GlobalClock, Ladder, ManualClock, Observer, OwnedPass, Pass, Permit, SharedBreaker, SharedPermit,
+};
 
 impl<O: Observer> Format for Breaker<O> {
     fn format(&self, f: Formatter<'_>) {
@@ -32,6 +34,18 @@ impl Format for Permit {
 impl<C: Clock, O: ?Sized + Observer> Format for SharedPermit<'_, C, O> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "SharedPermit {{ probe: {} }}", self.is_probe())
+    }
+}
+
+impl<C: Clock, O: Observer> Format for OwnedPass<'_, C, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "OwnedPass {{ probe: {} }}", self.is_probe())
+    }
+}
+
+impl<G, C, S, K, N> Format for Ladder<'_, G, C, S, K, N> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Ladder {{ policy: {}, seed: {} }}", self.policy(), self.seed_given())
     }
 }
 

@@ -19,11 +19,14 @@ mod breaker;
 #[cfg(feature = "defmt")]
 mod defmt;
 mod global_clock;
+mod ladder;
 mod linker;
 mod machine;
 mod outcome;
 mod policy;
 pub mod registry;
+mod retry;
+mod rng;
 mod shared;
 mod snapshot;
 #[cfg(feature = "std")]
@@ -32,9 +35,13 @@ mod time;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
+pub use ladder::{
+    BlockingSleep, ByClassify, Classifier, DefaultSleep, Gate, Ladder, Notify, OwnedPass, Pass, Retried, Sleep, Stop,
+};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
+pub use retry::{Delays, Jitter, RetryPolicy, RetryPolicyError, MAX_RETRIES};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use snapshot::{DecodeError, Snapshot};
 #[cfg(feature = "std")]

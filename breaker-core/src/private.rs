@@ -16,6 +16,9 @@ pub use crate::registry::Entry;
 #[cfg(feature = "std")]
 pub use crate::StderrLog as Log;
 pub use crate::{CallError, Classify, Clock, Duration, Policy, Refused, SharedBreaker, SharedPermit, Verdict};
+// `#[circuit_breaker(retry = ..)]`: the policy, and the sleep used without `retry_sleep`
+// (a runtime crate may shadow it, as breaker-embedded does with embassy's timer).
+pub use crate::{DefaultSleep, Jitter, RetryPolicy};
 #[cfg(not(feature = "std"))]
 use crate::{Observer, Transition};
 
@@ -93,4 +96,28 @@ impl<E: Classify + ?Sized> Classified for E {
 #[inline(always)]
 pub fn verdict<E: Classified + ?Sized>(error: &E) -> Verdict {
     error.classified()
+}
+
+/// An argument a retried function takes by value: each attempt gets its own clone.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be given to each attempt of a retried call: it is not `Clone`",
+    label = "taken by value, so the first attempt could consume it",
+    note = "`#[circuit_breaker(retry = ..)]` runs the body once per attempt, each with its own clone of the arguments taken by value; take this argument by reference (`&{Self}`), or make `{Self}` `Clone` (a `Copy` type is copied for free)"
+)]
+pub trait RetriedArgument: Sized {
+    /// The copy one attempt gets.
+    fn for_attempt(&self) -> Self;
+}
+
+impl<T: Clone> RetriedArgument for T {
+    #[inline(always)]
+    fn for_attempt(&self) -> T {
+        self.clone()
+    }
+}
+
+/// A fresh copy of a by-value argument for one attempt of a retried call.
+#[inline(always)]
+pub fn retried_argument<T: RetriedArgument>(argument: &T) -> T {
+    argument.for_attempt()
 }

@@ -441,6 +441,24 @@ impl<'a, C: Clock, O: ?Sized + Observer> Permit<'a, C, O> {
         }
     }
 
+    /// [`Permit::record`] with a closed-state success inline: a load and a test in the
+    /// caller's code, for the retry ladder's loop; everything else goes through `record`.
+    /// (`record` itself stays out of line: firmware that does not climb a ladder keeps its
+    /// size.)
+    #[inline]
+    pub(crate) fn record_inline(self, outcome: Outcome) {
+        let hot = outcome == Outcome::Success
+            && !self.ticket.probe
+            && self.breaker.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
+        if hot {
+            // Answered, with nothing to write; and the drop of a permit that is not the
+            // probe does nothing either.
+            core::mem::forget(self);
+        } else {
+            self.record(outcome);
+        }
+    }
+
     /// Reports success.
     pub fn success(self) {
         self.record(Outcome::Success)

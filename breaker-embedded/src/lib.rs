@@ -9,18 +9,21 @@ extern crate self as breaker_embedded;
 
 mod clock;
 mod log;
+mod sleep;
 
 pub use breaker_core::*;
 
 pub use clock::{embassy_duration, EmbassyClock};
 pub use log::{log_entry, log_registry, Brief, DefmtLog};
+pub use sleep::EmbassySleep;
 
 /// What `#[circuit_breaker]` expands to reaches only this module when the attribute is
 /// used through `breaker-embedded`. Not public API.
 ///
-/// It is `breaker_core`'s, with two changes: the default clock is [`EmbassyClock`], so an
-/// annotated function reads embassy time with no further setup, and the observer of
-/// `#[circuit_breaker(log)]` functions is [`DefmtLog`], so they log through defmt.
+/// It is `breaker_core`'s, with three changes: the default clock is [`EmbassyClock`], so an
+/// annotated function reads embassy time with no further setup, the observer of
+/// `#[circuit_breaker(log)]` functions is [`DefmtLog`], so they log through defmt, and
+/// `#[circuit_breaker(retry = ..)]` functions sleep with [`EmbassySleep`].
 #[doc(hidden)]
 pub mod __private {
     pub use breaker_core::__private::*;
@@ -29,4 +32,6 @@ pub mod __private {
     pub use crate::EmbassyClock as DefaultClock;
     // Shadows the glob's `Log` (stderr with `std`, nothing without).
     pub use crate::DefmtLog as Log;
+    // Shadows the glob's `DefaultSleep`: retried functions sleep on embassy-time.
+    pub use crate::EmbassySleep as DefaultSleep;
 }

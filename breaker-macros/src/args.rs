@@ -28,7 +28,7 @@ mod kw {
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, clock, crate";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, clock, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -62,6 +62,8 @@ pub struct Args {
     pub classify: Option<Path>,
     pub clock: Option<Path>,
     pub krate: Option<Path>,
+    /// The retry arguments (`retry.rs`).
+    pub retry: crate::retry::RetryArgs,
     /// Keys seen so far, valid or not, to reject duplicates.
     seen: Vec<&'static str>,
 }
@@ -170,6 +172,9 @@ fn skip_to_comma(input: ParseStream) {
 }
 
 fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
+    if let Some(parsed) = crate::retry::parse(input, &mut args.retry, errors) {
+        return parsed;
+    }
     let (key, key_span) = parse_key(input)?;
     if let Key::Log = key {
         return parse_log(input, key_span, args, errors);
@@ -331,7 +336,7 @@ fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Op
 }
 
 /// A duration string literal, parsed.
-fn duration_value(value: &Expr, key: &str, errors: &mut Errors) -> Option<u32> {
+pub(crate) fn duration_value(value: &Expr, key: &str, errors: &mut Errors) -> Option<u32> {
     match value {
         Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => match duration::parse(&s.value()) {
             Ok(ms) => Some(ms),
@@ -380,7 +385,7 @@ fn name_value(value: &Expr, errors: &mut Errors) -> Option<LitStr> {
     }
 }
 
-fn path_value(value: &Expr, errors: &mut Errors, message: &str) -> Option<Path> {
+pub(crate) fn path_value(value: &Expr, errors: &mut Errors, message: &str) -> Option<Path> {
     match value {
         Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => Some(p.path.clone()),
         other => {

@@ -28,7 +28,12 @@ pub fn default_crate() -> Path {
 pub fn expand(config: Config, shape: Shape, func: ItemFn) -> TokenStream {
     let krate = config.krate.clone().unwrap_or_else(default_crate);
     let private = quote!(#krate::__private);
-    let ItemFn { attrs, vis, sig, block } = func;
+    let ItemFn {
+        attrs,
+        vis,
+        mut sig,
+        block,
+    } = func;
     let (inner_attrs, outer_attrs): (Vec<_>, Vec<_>) =
         attrs.into_iter().partition(|a| matches!(a.style, AttrStyle::Inner(_)));
     let stmts = &block.stmts;
@@ -182,7 +187,42 @@ pub fn expand(config: Config, shape: Shape, func: ItemFn) -> TokenStream {
             }
         }
     };
-    let body = if sig.asyncness.is_some() {
+    let body = if let Some(retry) = &config.retry {
+        // Each attempt runs the body through the retry ladder, in front of the breaker.
+        let classify = match &config.classify {
+            Some(path) => quote!(#path),
+            None => quote!(|#error_var| #verdict_of_error),
+        };
+        let attempts = crate::retry::attempts(
+            retry,
+            &sig,
+            &crate::retry::Context {
+                private: &private,
+                breaker: &breaker,
+                clock: &clock,
+                classify: &classify,
+                fake_return: &fake_return,
+                stmts,
+                call_result: &call_result,
+            },
+        );
+        crate::retry::outer_signature(&mut sig);
+        // The same answer as the single call's (below): the value, the body's error, or
+        // `E::from(refused)`.
+        quote! {
+            #statics
+            #attempts
+            match #call_result {
+                ::core::result::Result::Ok(value) => ::core::result::Result::Ok(value),
+                ::core::result::Result::Err(#private::CallError::Inner(#error_var)) => {
+                    ::core::result::Result::Err(#error_var)
+                }
+                ::core::result::Result::Err(#private::CallError::Refused(#refused_var)) => {
+                    ::core::result::Result::Err(#refused_call)
+                }
+            }
+        }
+    } else if sig.asyncness.is_some() {
         // The permit lives across the `.await`: a future dropped mid-call drops it
         // unanswered, which counts a probe as failed (the shared breaker's rule).
         quote! {

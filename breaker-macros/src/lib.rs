@@ -5,6 +5,7 @@ mod args;
 mod duration;
 mod errors;
 mod expand;
+mod retry;
 mod validate;
 
 use proc_macro::TokenStream;
@@ -81,6 +82,13 @@ use crate::errors::Errors;
 /// | `classify` | path to a `fn(&E) -> Verdict` | `E`'s [`Classify`] impl |
 /// | `clock` | path to a `static` implementing [`Clock`] + `Sync` | `__private::DefaultClock`: [`GlobalClock`] in breaker-core, embassy-time in breaker-embedded |
 /// | `crate` | path to the runtime crate, when it is re-exported | `::breaker_embedded` if a dependency, else `::breaker_core` (under its name in `Cargo.toml`) |
+/// | `retry` | integer literal, 1 to 255: retries after the first attempt, through a [retry ladder](#retries) in front of the breaker | none: one attempt |
+/// | `retry_delay` | duration string: the delay before the first retry | `"100ms"` |
+/// | `retry_backoff` | integer literal, 1 to 255: each retry waits this many times longer | `2` |
+/// | `retry_max_delay` | duration string: the cap on one delay | none |
+/// | `retry_jitter` | `"none"`, `"full"`, `"equal"` or `"decorrelated"` ([`Jitter`]) | `"none"` |
+/// | `retry_budget` | duration string: no sleep ends and no retry starts later than this after the first attempt started | none |
+/// | `retry_sleep` | path to a `fn(Duration)` (sync) or `fn(Duration) -> impl Future<Output = ()>` (`async fn`) | `__private::DefaultSleep`: `std::thread::sleep` in breaker-core (sync only), embassy's `Timer` (async) or `block_for` (sync) in breaker-embedded |
 ///
 /// Durations are string literals of one or more `<number><unit>` groups, units `ms`,
 /// `s`, `m`, `h`, largest first, no spaces: `"250ms"`, `"30s"`, `"2m"`, `"1h"`,
@@ -92,6 +100,49 @@ use crate::errors::Errors;
 /// A method's default `name` has no `Self` type in it (an attribute cannot see the
 /// `impl` it sits in): give methods a `name` when two types in one module share a method
 /// name. Duplicate names are never merged; the [`registry`] reports them.
+///
+/// # Retries
+///
+/// With `retry = N` the body runs as the attempts of a [`Ladder`] ([`RetryPolicy`] built
+/// from the `retry_*` arguments, in a `static`) in front of the function's breaker:
+///
+/// ```
+/// use breaker_core::{circuit_breaker, Classify, Duration, Refused};
+///
+/// #[derive(Debug, PartialEq)]
+/// enum LinkError { Timeout, Refused }
+/// impl From<Refused> for LinkError {
+///     fn from(_: Refused) -> Self { LinkError::Refused }
+/// }
+/// impl Classify for LinkError {}
+///
+/// fn nap(_: Duration) {} // a test does not sleep; the default is `std::thread::sleep`
+///
+/// /// Up to 3 retries, 100 ms then 200 ms then 400 ms apart (at most 1 s), fully jittered.
+/// #[circuit_breaker(trip = 5, retry = 3, retry_delay = "100ms", retry_max_delay = "1s", retry_jitter = "full", retry_sleep = nap)]
+/// fn fetch(tries: &std::cell::Cell<u32>) -> Result<u32, LinkError> {
+///     tries.set(tries.get() + 1);
+///     if tries.get() < 3 { Err(LinkError::Timeout) } else { Ok(tries.get()) }
+/// }
+///
+/// assert_eq!(fetch(&std::cell::Cell::new(0)), Ok(3));
+/// ```
+///
+/// - Every attempt goes through the breaker's gate, so strikes accumulate and the breaker
+///   can trip mid-ladder. Only strikes are retried: a trip verdict, a neutral outcome or a
+///   refusal is returned at once, as without `retry`; so is the last strike when the
+///   retries or the budget run out, or when the breaker is left open past the next delay.
+/// - Each attempt gets its own copy of the arguments: arguments taken by value are cloned
+///   (copied, for `Copy` types), `&mut` arguments reborrowed. An argument taken by value
+///   whose type is not `Clone` is a compile error at the argument (take it by reference,
+///   or make it `Clone`), and so is a method taking `self` by value.
+/// - An `async fn`'s attempts are an async closure, so each attempt may borrow `&mut self`
+///   and the arguments; dropping the future mid-attempt drops the attempt's permit
+///   unanswered (a probe counts as failed), mid-sleep it holds nothing.
+/// - Without `retry_sleep`, a sync function sleeps with `std::thread::sleep` (feature
+///   `std`) and an `async fn` through breaker-embedded on embassy's `Timer`; an `async fn`
+///   through breaker-core needs `retry_sleep` (a compile error says so).
+/// - The clock of the budget is the breaker's (`clock`).
 ///
 /// # Logging transitions
 ///
@@ -140,7 +191,13 @@ use crate::errors::Errors;
 /// - `max_cooldown` shorter than `cooldown`; `max_cooldown` without `backoff` above 1;
 ///   `backoff` above 1 without `max_cooldown`;
 /// - `name` that is not a string literal, or is empty;
-/// - `classify`, `clock` or `crate` that is not a path;
+/// - `classify`, `clock`, `crate` or `retry_sleep` that is not a path;
+/// - `retry = 0`, `retry` above 255, `retry_backoff` outside 1 to 255, either not an
+///   integer literal; `retry_jitter` that is not one of the four strings; any `retry_*`
+///   argument without `retry`; `retry_max_delay` shorter than `retry_delay`;
+/// - with `retry`: an argument taken by value whose type is not `Clone`, reported at the
+///   argument; a method taking `self` by value; an `async fn` through breaker-core without
+///   `retry_sleep`;
 /// - applied to something that is not a function, or to a function without a body;
 /// - a `const fn`;
 /// - no return type, or one that is not written as `Result<..>` (aliases such as
@@ -162,6 +219,9 @@ use crate::errors::Errors;
 /// [`Classify`]: https://docs.rs/breaker-core/latest/breaker_core/trait.Classify.html
 /// [`Clock`]: https://docs.rs/breaker-core/latest/breaker_core/trait.Clock.html
 /// [`GlobalClock`]: https://docs.rs/breaker-core/latest/breaker_core/struct.GlobalClock.html
+/// [`Ladder`]: https://docs.rs/breaker-core/latest/breaker_core/struct.Ladder.html
+/// [`RetryPolicy`]: https://docs.rs/breaker-core/latest/breaker_core/struct.RetryPolicy.html
+/// [`Jitter`]: https://docs.rs/breaker-core/latest/breaker_core/enum.Jitter.html
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
@@ -177,6 +237,9 @@ pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let shape = func.as_ref().and_then(|f| validate::check_fn(&f.sig, &mut errors));
+    if let (Some(func), Some(_)) = (&func, &config.retry) {
+        retry::check_fn(&func.sig, &mut errors);
+    }
 
     match (func, shape) {
         (Some(func), Some(shape)) if errors.is_empty() => expand::expand(config, shape, func).into(),

@@ -28,6 +28,8 @@ pub struct Config {
     pub classify: Option<Path>,
     pub clock: Option<Path>,
     pub krate: Option<Path>,
+    /// Retries (`retry.rs`), when `retry` is given.
+    pub retry: Option<crate::retry::RetryConfig>,
 }
 
 /// Applies the defaults and checks the arguments against each other.
@@ -80,6 +82,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         classify: args.classify,
         clock: args.clock,
         krate: args.krate,
+        retry: crate::retry::config(args.retry, errors),
     }
 }
 

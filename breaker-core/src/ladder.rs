@@ -1,0 +1,626 @@
+//! The retry ladder: retries with backoff and jitter in front of a breaker, every attempt
+//! through the breaker's gate.
+//!
+//! ```text
+//! call fails -> retry ladder (backoff + jitter)   handles TRANSIENT failures
+//!            -> keeps failing: the breaker trips  handles SUSTAINED failures
+//!            -> cooldown, one probe, close        tests and proves RECOVERY
+//! ```
+//!
+//! The ladder decides only *whether and when* to try again; every decision about the
+//! upstream's health is the breaker's, through its ordinary gate and `record`, so strikes
+//! accumulate and the breaker can trip mid-ladder. No transition rule lives here.
+
+use core::future::Future;
+
+use crate::retry::Next;
+use crate::{
+    Breaker, CallError, Classify, Clock, Duration, Instant, Observer, Outcome, Permit, Refused, RetryPolicy,
+    SharedBreaker, SharedPermit, State, Verdict,
+};
+
+#[cfg(loom)]
+use core::sync::atomic::{AtomicU32, Ordering};
+
+#[cfg(not(loom))]
+use crate::atomic::{AtomicU32, Ordering};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A breaker the ladder climbs through: `&SharedBreaker` or `&mut Breaker`. Sealed.
+///
+/// The ladder asks the gate before every attempt and reports every outcome, exactly as a
+/// hand-written call would, and reads the breaker's state (the pure oracle) after a strike
+/// to avoid sleeping against a breaker that will still be open.
+pub trait Gate<C: Clock>: sealed::Sealed {
+    /// Leave to make one attempt: reported with [`Pass::record`], or dropped unanswered (a
+    /// cancelled attempt), which counts a probe as failed at once and anything else as
+    /// neutral, as a [`SharedPermit`] does.
+    type Pass<'g>: Pass
+    where
+        Self: 'g,
+        C: 'g;
+
+    /// The mutating gate, reading `clock` only when the breaker needs the time.
+    fn enter<'g>(&'g mut self, clock: &'g C) -> Result<Self::Pass<'g>, Refused>;
+
+    /// The pure oracle: the breaker's state at `now`.
+    fn state(&self, now: Instant) -> State;
+}
+
+/// Leave to make one attempt through a [`Gate`].
+pub trait Pass {
+    /// Whether this attempt is the half-open probe.
+    fn is_probe(&self) -> bool;
+    /// Reports the attempt's outcome.
+    fn record(self, outcome: Outcome);
+}
+
+impl<O: ?Sized + Observer> sealed::Sealed for &SharedBreaker<O> {}
+
+impl<C: Clock, O: ?Sized + Observer> Gate<C> for &SharedBreaker<O> {
+    type Pass<'g>
+        = SharedPermit<'g, C, O>
+    where
+        Self: 'g,
+        C: 'g;
+
+    #[inline(always)]
+    fn enter<'g>(&'g mut self, clock: &'g C) -> Result<SharedPermit<'g, C, O>, Refused> {
+        self.try_acquire(clock)
+    }
+
+    fn state(&self, now: Instant) -> State {
+        SharedBreaker::state(self, now)
+    }
+}
+
+impl<C: Clock, O: ?Sized + Observer> Pass for SharedPermit<'_, C, O> {
+    #[inline(always)]
+    fn is_probe(&self) -> bool {
+        SharedPermit::is_probe(self)
+    }
+
+    #[inline(always)]
+    fn record(self, outcome: Outcome) {
+        self.record_inline(outcome)
+    }
+}
+
+impl<O: Observer> sealed::Sealed for &mut Breaker<O> {}
+
+impl<C: Clock, O: Observer> Gate<C> for &mut Breaker<O> {
+    type Pass<'g>
+        = OwnedPass<'g, C, O>
+    where
+        Self: 'g,
+        C: 'g;
+
+    fn enter<'g>(&'g mut self, clock: &'g C) -> Result<OwnedPass<'g, C, O>, Refused> {
+        let permit = self.try_acquire(clock.now())?;
+        Ok(OwnedPass {
+            breaker: self,
+            clock,
+            permit: Some(permit),
+        })
+    }
+
+    fn state(&self, now: Instant) -> State {
+        Breaker::state(self, now)
+    }
+}
+
+/// A [`Breaker`]'s [`Permit`] held by the ladder, with the breaker and the clock to report
+/// it: dropped unanswered (a cancelled attempt), a probe counts as a failed probe at once
+/// and any other call as neutral, as with a [`SharedPermit`].
+pub struct OwnedPass<'g, C: Clock, O: Observer> {
+    breaker: &'g mut Breaker<O>,
+    clock: &'g C,
+    permit: Option<Permit>,
+}
+
+impl<C: Clock, O: Observer> core::fmt::Debug for OwnedPass<'_, C, O> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("OwnedPass").field("permit", &self.permit).finish()
+    }
+}
+
+impl<C: Clock, O: Observer> Pass for OwnedPass<'_, C, O> {
+    fn is_probe(&self) -> bool {
+        self.permit.as_ref().is_some_and(Permit::is_probe)
+    }
+
+    fn record(mut self, outcome: Outcome) {
+        if let Some(permit) = self.permit.take() {
+            self.breaker.record(permit, outcome, self.clock.now());
+        }
+    }
+}
+
+impl<C: Clock, O: Observer> Drop for OwnedPass<'_, C, O> {
+    fn drop(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            let outcome = if permit.is_probe() {
+                Outcome::STRIKE
+            } else {
+                Outcome::NEUTRAL
+            };
+            self.breaker.record(permit, outcome, self.clock.now());
+        }
+    }
+}
+
+/// What an error testifies, for the ladder: [`ByClassify`] (the error type's [`Classify`]
+/// impl, the default) or any `FnMut(&E) -> Verdict`.
+pub trait Classifier<E> {
+    /// The verdict on `error`.
+    fn verdict_of(&mut self, error: &E) -> Verdict;
+}
+
+/// The default [`Classifier`]: the error type's own [`Classify`] impl.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct ByClassify;
+
+impl<E: Classify> Classifier<E> for ByClassify {
+    #[inline(always)]
+    fn verdict_of(&mut self, error: &E) -> Verdict {
+        error.verdict()
+    }
+}
+
+impl<E, F: FnMut(&E) -> Verdict> Classifier<E> for F {
+    #[inline(always)]
+    fn verdict_of(&mut self, error: &E) -> Verdict {
+        self(error)
+    }
+}
+
+/// Told before each sleep: `()` (the default) does nothing; any `FnMut(&E, Duration)` is
+/// given the strike that failed and the delay before the retry.
+pub trait Notify<E> {
+    /// A retry will follow `delay` from now, after `error`.
+    fn retrying(&mut self, error: &E, delay: Duration);
+}
+
+impl<E> Notify<E> for () {
+    #[inline(always)]
+    fn retrying(&mut self, _: &E, _: Duration) {}
+}
+
+impl<E, F: FnMut(&E, Duration)> Notify<E> for F {
+    fn retrying(&mut self, error: &E, delay: Duration) {
+        self(error, delay)
+    }
+}
+
+/// Sleeps in an `async` ladder: any `FnMut(Duration) -> impl Future<Output = ()>`, so the
+/// core needs no runtime. With tokio: `|d| tokio::time::sleep(d.into())`; with embassy:
+/// `|d| embassy_time::Timer::after(breaker_embedded::embassy_duration(d))`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot sleep between the retries of an async call",
+    label = "an async retry ladder needs a sleep function returning a future",
+    note = "give one with `.sleep(|d| tokio::time::sleep(d.into()))` (or your runtime's timer); with `#[circuit_breaker(retry = ..)]` on an `async fn`, pass `retry_sleep = path::to::fn` taking a `Duration` and returning a future (breaker-embedded sleeps on embassy's `Timer` by default)"
+)]
+pub trait Sleep {
+    /// The sleep.
+    type Future: Future<Output = ()>;
+    /// A future that completes `delay` from now.
+    fn sleep(&mut self, delay: Duration) -> Self::Future;
+}
+
+impl<F: FnMut(Duration) -> Fut, Fut: Future<Output = ()>> Sleep for F {
+    type Future = Fut;
+
+    fn sleep(&mut self, delay: Duration) -> Fut {
+        self(delay)
+    }
+}
+
+/// Sleeps in a blocking ladder: [`DefaultSleep`] (`std::thread::sleep`, feature `std`) or
+/// any `FnMut(Duration)`.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot sleep between the retries of a blocking call",
+    label = "a blocking retry ladder needs a sleep function",
+    note = "without the `std` feature there is no thread to sleep: give one with `.sleep(|d| ..)`, or with `#[circuit_breaker(retry = ..)]` pass `retry_sleep = path::to::fn` taking a `Duration`"
+)]
+pub trait BlockingSleep {
+    /// Blocks for `delay`.
+    fn sleep(&mut self, delay: Duration);
+}
+
+impl<F: FnMut(Duration)> BlockingSleep for F {
+    fn sleep(&mut self, delay: Duration) {
+        self(delay)
+    }
+}
+
+/// The ladder's sleep when none is given: `std::thread::sleep` in a blocking ladder
+/// (feature `std`). It does not sleep in `async` ladders: give those a sleep function
+/// with [`Ladder::sleep`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct DefaultSleep;
+
+#[cfg(feature = "std")]
+impl BlockingSleep for DefaultSleep {
+    fn sleep(&mut self, delay: Duration) {
+        std::thread::sleep(delay.into())
+    }
+}
+
+/// Why a ladder stopped climbing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Stop {
+    /// An attempt succeeded.
+    Succeeded,
+    /// An attempt failed with a trip verdict or a neutral outcome: only strikes are
+    /// retried; the error is returned as is.
+    NotRetryable(Verdict),
+    /// The breaker refused an attempt (nothing was sent): the refusal is returned as is,
+    /// with its `retry_in`.
+    Refused,
+    /// A strike left the breaker open for longer than the next delay (tripped by this
+    /// ladder's strikes or anyone else's): the ladder ends without sleeping against it.
+    /// `retry_in` is the wait left (`None` when forced open).
+    Opened {
+        /// The breaker's remaining wait.
+        retry_in: Option<Duration>,
+    },
+    /// Every retry was used; the last strike is returned.
+    Exhausted,
+    /// The time budget ran out; the last strike is returned.
+    BudgetSpent,
+}
+
+/// What a ladder did: the result, how many attempts were made, and why it stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[must_use = "the ladder's result is in `result` (or `into_result()`)"]
+pub struct Retried<T, E> {
+    /// The last attempt's result, or the refusal that ended the ladder.
+    pub result: Result<T, CallError<E>>,
+    /// Attempts made: calls the breaker let through (a refused one is not counted).
+    pub attempts: u32,
+    /// Why the ladder stopped.
+    pub stop: Stop,
+}
+
+impl<T, E> Retried<T, E> {
+    /// The result alone.
+    pub fn into_result(self) -> Result<T, CallError<E>> {
+        self.result
+    }
+
+    /// When the breaker ended the ladder (a refusal, or a strike that left it open): the
+    /// wait before it may let a call through again, when known.
+    pub fn retry_in(&self) -> Option<Duration> {
+        match (&self.result, self.stop) {
+            (Err(CallError::Refused(r)), _) => r.retry_in,
+            (_, Stop::Opened { retry_in }) => retry_in,
+            _ => None,
+        }
+    }
+}
+
+/// A retry ladder in front of a breaker: made by [`RetryPolicy::ladder`], configured with
+/// [`Ladder::seed`], [`Ladder::sleep`], [`Ladder::classify`] and [`Ladder::notify`], run
+/// with [`Ladder::call`] (blocking) or [`Ladder::call_async`].
+///
+/// - Every attempt goes through the breaker's gate and its outcome is recorded, so strikes
+///   accumulate and the breaker can trip mid-ladder.
+/// - Only strikes are retried. A trip verdict (including a `TripFor` hold, however short)
+///   or a neutral outcome ends the ladder at once and is returned as is.
+/// - A refusal ends the ladder at once and is returned as is, with its `retry_in`. After a
+///   strike the ladder reads the breaker's state (the pure oracle, which never takes the
+///   probe): if it will still be open when the next delay is over, the ladder ends rather
+///   than sleep against it ([`Stop::Opened`]).
+/// - With a budget, no sleep ends and no retry starts after `start + budget` (the start of
+///   the first attempt, on the ladder's clock): the last sleep is shortened to what is left,
+///   or skipped when nothing is.
+/// - [`Retried::attempts`] counts the calls made.
+///
+/// A first attempt that succeeds costs what the breaker's own call costs, plus a few
+/// instructions: the clock is not read (unless the policy has a budget), no random number
+/// is drawn, nothing is written.
+///
+/// ```
+/// use breaker_core::{CallError, Classify, Duration, Instant, ManualClock, Policy, RetryPolicy, SharedBreaker, Stop};
+/// use std::cell::Cell;
+///
+/// #[derive(Debug)]
+/// struct Nack;
+/// impl Classify for Nack {} // a strike
+///
+/// static RADIO: SharedBreaker = SharedBreaker::new(&Policy::new(3, Duration::from_secs(30)));
+/// static RETRY: RetryPolicy = RetryPolicy::new(4, Duration::from_millis(10));
+/// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+///
+/// let nacks = Cell::new(2u32);
+/// let sent = RETRY
+///     .ladder(&RADIO, &CLOCK)
+///     .sleep(|d| CLOCK.advance(d)) // a test sleeps on its manual clock
+///     .call(|| if nacks.replace(nacks.get().saturating_sub(1)) > 0 { Err(Nack) } else { Ok(7) });
+/// assert_eq!((sent.result.ok(), sent.attempts, sent.stop), (Some(7), 3, Stop::Succeeded));
+/// assert_eq!(CLOCK.now(), Instant::from_millis(10 + 20));
+///
+/// // A radio that keeps NACKing trips the breaker on the third strike: the ladder stops
+/// // there instead of sleeping against the open breaker.
+/// let dead = RETRY.ladder(&RADIO, &CLOCK).sleep(|d| CLOCK.advance(d)).call(|| Err::<u8, _>(Nack));
+/// assert_eq!(dead.attempts, 3);
+/// assert_eq!(dead.stop, Stop::Opened { retry_in: Some(Duration::from_secs(30)) });
+/// // The next call is refused at the gate, without an attempt.
+/// let refused = RETRY.ladder(&RADIO, &CLOCK).sleep(|d| CLOCK.advance(d)).call(|| Ok::<u8, Nack>(1));
+/// assert!(matches!(refused.result, Err(CallError::Refused(_))));
+/// assert_eq!((refused.attempts, refused.stop), (0, Stop::Refused));
+/// # use breaker_core::Clock;
+/// ```
+#[must_use = "a ladder does nothing until `call` or `call_async`"]
+pub struct Ladder<'a, G, C, S = DefaultSleep, K = ByClassify, N = ()> {
+    policy: &'a RetryPolicy,
+    gate: G,
+    clock: &'a C,
+    seed: Option<u64>,
+    sleep: S,
+    classify: K,
+    notify: N,
+}
+
+impl<G, C, S: core::fmt::Debug, K, N> core::fmt::Debug for Ladder<'_, G, C, S, K, N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Ladder")
+            .field("policy", self.policy)
+            .field("seed", &self.seed)
+            .field("sleep", &self.sleep)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RetryPolicy {
+    /// A retry ladder following this policy in front of `gate` (`&SharedBreaker` or
+    /// `&mut Breaker`), on `clock` (the breaker's clock: the gate, the outcomes and the
+    /// budget all read it). See [`Ladder`].
+    pub fn ladder<'a, G: Gate<C>, C: Clock>(&'a self, gate: G, clock: &'a C) -> Ladder<'a, G, C> {
+        Ladder {
+            policy: self,
+            gate,
+            clock,
+            seed: None,
+            sleep: DefaultSleep,
+            classify: ByClassify,
+            notify: (),
+        }
+    }
+}
+
+impl<G, C, S, K, N> Ladder<'_, G, C, S, K, N> {
+    /// The policy it climbs by.
+    pub fn policy(&self) -> &RetryPolicy {
+        self.policy
+    }
+
+    /// The seed given with [`Ladder::seed`], if any.
+    pub fn seed_given(&self) -> Option<u64> {
+        self.seed
+    }
+}
+
+impl<'a, G: Gate<C>, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
+    /// Seeds the jitter: the same seed gives the same delays (see [`RetryPolicy::delays`]).
+    /// Without one, the seed is drawn at the first retry from the clock's reading and a
+    /// process-wide count of draws, so callers that fail together spread apart.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// How to sleep between attempts: an `FnMut(Duration)` for [`Ladder::call`], an
+    /// `FnMut(Duration) -> impl Future<Output = ()>` for [`Ladder::call_async`]. The
+    /// default is [`DefaultSleep`].
+    pub fn sleep<S2>(self, sleep: S2) -> Ladder<'a, G, C, S2, K, N> {
+        Ladder {
+            policy: self.policy,
+            gate: self.gate,
+            clock: self.clock,
+            seed: self.seed,
+            sleep,
+            classify: self.classify,
+            notify: self.notify,
+        }
+    }
+
+    /// What each error testifies, instead of the error type's [`Classify`] impl.
+    pub fn classify<E, K2: FnMut(&E) -> Verdict>(self, classify: K2) -> Ladder<'a, G, C, S, K2, N> {
+        Ladder {
+            policy: self.policy,
+            gate: self.gate,
+            clock: self.clock,
+            seed: self.seed,
+            sleep: self.sleep,
+            classify,
+            notify: self.notify,
+        }
+    }
+
+    /// Called before each sleep with the strike that failed and the delay before the retry
+    /// (for logs and metrics).
+    pub fn notify<E, N2: FnMut(&E, Duration)>(self, notify: N2) -> Ladder<'a, G, C, S, K, N2> {
+        Ladder {
+            policy: self.policy,
+            gate: self.gate,
+            clock: self.clock,
+            seed: self.seed,
+            sleep: self.sleep,
+            classify: self.classify,
+            notify,
+        }
+    }
+
+    /// Runs `attempt` until it succeeds or the ladder stops, sleeping with the ladder's
+    /// [`BlockingSleep`] between attempts.
+    #[inline]
+    pub fn call<T, E>(mut self, mut attempt: impl FnMut() -> Result<T, E>) -> Retried<T, E>
+    where
+        S: BlockingSleep,
+        K: Classifier<E>,
+        N: Notify<E>,
+    {
+        let mut climb = Climb::new(self.policy, self.seed, self.clock);
+        loop {
+            let pass = match self.gate.enter(self.clock) {
+                Ok(pass) => pass,
+                Err(refused) => return climb.refused(refused),
+            };
+            climb.attempts = climb.attempts.saturating_add(1);
+            let error = match attempt() {
+                Ok(value) => {
+                    pass.record(Outcome::Success);
+                    return climb.succeeded(value);
+                }
+                Err(error) => error,
+            };
+            let verdict = self.classify.verdict_of(&error);
+            pass.record(Outcome::Error(verdict));
+            match climb.next(&self.gate, self.clock, verdict) {
+                Ok(delay) => {
+                    self.notify.retrying(&error, delay);
+                    self.sleep.sleep(delay);
+                }
+                Err(stop) => return climb.failed(error, stop),
+            }
+        }
+    }
+
+    /// Runs `attempt` (an `async` closure, or a closure returning a future) until it
+    /// succeeds or the ladder stops, awaiting the ladder's [`Sleep`] between attempts.
+    ///
+    /// Cancellation-safe: dropped while an attempt is in flight, the attempt's pass is
+    /// dropped unanswered (a probe counts as failed at once, anything else as neutral);
+    /// dropped while sleeping, nothing is held and the breaker is as the last attempt
+    /// left it.
+    pub async fn call_async<T, E>(mut self, mut attempt: impl AsyncFnMut() -> Result<T, E>) -> Retried<T, E>
+    where
+        S: Sleep,
+        K: Classifier<E>,
+        N: Notify<E>,
+    {
+        let mut climb = Climb::new(self.policy, self.seed, self.clock);
+        loop {
+            let pass = match self.gate.enter(self.clock) {
+                Ok(pass) => pass,
+                Err(refused) => return climb.refused(refused),
+            };
+            climb.attempts = climb.attempts.saturating_add(1);
+            let error = match attempt().await {
+                Ok(value) => {
+                    pass.record(Outcome::Success);
+                    return climb.succeeded(value);
+                }
+                Err(error) => error,
+            };
+            let verdict = self.classify.verdict_of(&error);
+            pass.record(Outcome::Error(verdict));
+            match climb.next(&self.gate, self.clock, verdict) {
+                Ok(delay) => {
+                    self.notify.retrying(&error, delay);
+                    self.sleep.sleep(delay).await;
+                }
+                Err(stop) => return climb.failed(error, stop),
+            }
+        }
+    }
+}
+
+/// One climb's state: attempts so far, the start (only with a budget), the delays (drawn
+/// only once a retry is needed).
+struct Climb<'a> {
+    policy: &'a RetryPolicy,
+    seed: Option<u64>,
+    attempts: u32,
+    start: Option<Instant>,
+    delays: Option<crate::Delays>,
+}
+
+impl<'a> Climb<'a> {
+    #[inline(always)]
+    fn new<C: Clock>(policy: &'a RetryPolicy, seed: Option<u64>, clock: &C) -> Climb<'a> {
+        Climb {
+            policy,
+            seed,
+            attempts: 0,
+            // The budget counts from the first attempt's start; without one, no clock read.
+            start: policy.budget().map(|_| clock.now()),
+            delays: None,
+        }
+    }
+
+    #[inline(always)]
+    fn succeeded<T, E>(&self, value: T) -> Retried<T, E> {
+        Retried {
+            result: Ok(value),
+            attempts: self.attempts,
+            stop: Stop::Succeeded,
+        }
+    }
+
+    fn refused<T, E>(&self, refused: Refused) -> Retried<T, E> {
+        Retried {
+            result: Err(CallError::Refused(refused)),
+            attempts: self.attempts,
+            stop: Stop::Refused,
+        }
+    }
+
+    fn failed<T, E>(&self, error: E, stop: Stop) -> Retried<T, E> {
+        Retried {
+            result: Err(CallError::Inner(error)),
+            attempts: self.attempts,
+            stop,
+        }
+    }
+
+    /// After a failed attempt with `verdict`: the delay before the next one, or why not.
+    #[cold]
+    fn next<C: Clock, G: Gate<C>>(&mut self, gate: &G, clock: &C, verdict: Verdict) -> Result<Duration, Stop> {
+        if verdict != Verdict::Strike {
+            return Err(Stop::NotRetryable(verdict));
+        }
+        let now = clock.now();
+        let policy = self.policy;
+        let seed = self.seed;
+        let delays = self
+            .delays
+            .get_or_insert_with(|| policy.delays_unbudgeted(seed.unwrap_or_else(|| fresh_seed(now))));
+        let mut delay = match delays.step() {
+            Next::Sleep(d) => d,
+            Next::Exhausted => return Err(Stop::Exhausted),
+            Next::BudgetSpent => return Err(Stop::BudgetSpent),
+        };
+        if let (Some(budget), Some(start)) = (policy.budget(), self.start) {
+            let left = budget.saturating_sub(now.since(start));
+            if left == Duration::ZERO {
+                return Err(Stop::BudgetSpent);
+            }
+            delay = delay.min(left);
+        }
+        match gate.state(now) {
+            State::Open { forced: true, .. } => Err(Stop::Opened { retry_in: None }),
+            State::Open { remaining, .. } if remaining > delay => Err(Stop::Opened {
+                retry_in: Some(remaining),
+            }),
+            _ => Ok(delay),
+        }
+    }
+}
+
+/// A seed for a ladder given none: the clock's reading and a process-wide count of draws,
+/// mixed by the generator itself, so that two callers failing at the same instant still
+/// draw different delays.
+fn fresh_seed(now: Instant) -> u64 {
+    static DRAWS: AtomicU32 = AtomicU32::new(0);
+    let n = DRAWS.fetch_add(1, Ordering::Relaxed);
+    (u64::from(n) << 32) | u64::from(now.as_millis())
+}
