@@ -19,6 +19,8 @@ mod breaker;
 #[cfg(feature = "defmt")]
 mod defmt;
 mod global_clock;
+#[cfg(feature = "embedded-hal")]
+pub mod hal;
 mod linker;
 mod machine;
 mod outcome;
@@ -32,6 +34,8 @@ mod time;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
+#[cfg(feature = "embedded-hal")]
+pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
