@@ -85,7 +85,6 @@
 //! let bus = RefCell::new(Guarded::new(i2c, &BUS, &CLOCK));
 //! let inside = Tmp1x2::new(RefCellDevice::new(&bus), SlaveAddr::Alternative(false, false)); // 0x48
 //! let outside = Tmp1x2::new(RefCellDevice::new(&bus), SlaveAddr::Alternative(false, true)); // 0x49
-//! # drop((inside, outside));
 //! # bus.into_inner().into_inner().done();
 //! ```
 
