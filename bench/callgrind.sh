@@ -10,6 +10,7 @@
 #   bench/callgrind.sh                 # all cases, N1=100000, N2=200000
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
+#   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
 set -euo pipefail
@@ -35,12 +36,20 @@ for arg in "$@"; do
     case "$arg" in
         --asm) ASM=1 ;;
         -h | --help)
-            sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *) CASES+=("$arg") ;;
     esac
 done
+BENCH=${BENCH:-peers}
+if [[ $BENCH != peers && $BENCH != hal ]]; then
+    echo "callgrind.sh: BENCH must be peers or hal (got $BENCH)" >&2
+    exit 1
+fi
+if ((${#CASES[@]} == 0)) && [[ $BENCH == hal ]]; then
+    CASES=(hal-bare hal-by-hand hal-guarded hal-table hal-refused)
+fi
 if ((${#CASES[@]} == 0)); then
     CASES=(
         closure
@@ -61,11 +70,11 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-echo "building the peers benchmark (release, bench profile)..." >&2
-cargo bench -p bench --bench peers --no-run --message-format=json >"$WORK/build.json"
-EXE=$(grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep '/peers-' | tail -n 1)
+echo "building the $BENCH benchmark (release, bench profile)..." >&2
+cargo bench -p bench --bench "$BENCH" --no-run --message-format=json >"$WORK/build.json"
+EXE=$(grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep "/$BENCH-" | tail -n 1)
 if [[ -z $EXE || ! -x $EXE ]]; then
-    echo "callgrind.sh: could not find the built peers benchmark executable" >&2
+    echo "callgrind.sh: could not find the built $BENCH benchmark executable" >&2
     exit 1
 fi
 
@@ -122,6 +131,22 @@ for ref in failsafe recloser; do
             'BEGIN { printf "- %s, %s: breaker-core %.2f vs %.2f instructions\n", p, r, x, y }'
     done
 done
+
+# What the embedded-hal adapter adds (no target: figures for the docs).
+if [[ -n ${PER_CALL[hal-guarded]:-} ]]; then
+    echo
+    echo "### What the embedded-hal adapter adds (instructions per transaction)"
+    echo
+fi
+more() { # label, case, reference case
+    [[ -n ${PER_CALL[$2]:-} && -n ${PER_CALL[$3]:-} ]] || return 0
+    awk -v l="$1" -v c="$2" -v r="$3" -v x="${PER_CALL[$2]}" -v y="${PER_CALL[$3]}" \
+        'BEGIN { printf "- %s: %s %.2f - %s %.2f = %+.2f instructions\n", l, c, x, r, y, x - y }'
+}
+more "a breaker by hand around the bus" hal-by-hand hal-bare
+more "Guarded over the bare bus" hal-guarded hal-bare
+more "Guarded over the breaker by hand" hal-guarded hal-by-hand
+more "a DeviceBreakers<4> lookup (4th address)" hal-table hal-guarded
 
 if ((ASM)); then
     if ! command -v objdump >/dev/null 2>&1; then
