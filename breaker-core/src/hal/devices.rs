@@ -137,7 +137,7 @@ impl<const N: usize, O: Observer> DeviceBreakers<N, O> {
             }
             i += 1;
         }
-        panic!("this DeviceBreakers table does not list the address")
+        panic!("this DeviceBreakers table does not list the address: add it to the table, or name one it lists")
     }
 
     /// Each listed address with its breaker, in table order.
