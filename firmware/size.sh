@@ -131,10 +131,11 @@ measure() {
     echo
 }
 
-# hal_elf <features...>: builds m3's `hal` test (release) and prints the path of its ELF.
+# hal_elf <features...>: builds m3's `hal` test (release) and prints the path of its ELF
+# (cargo also builds, and reports, the package's binary for its integration tests).
 hal_elf() {
     (cd m3 && cargo test --release --test hal --no-run --message-format=json "$@" 2>/dev/null) |
-        grep -o '"executable":"[^"]*"' | sed 's/^"executable":"//; s/"$//' | tail -n 1
+        grep -o '"executable":"[^"]*"' | sed 's/^"executable":"//; s/"$//' | grep '/deps/hal-' | tail -n 1
 }
 
 # The embedded-hal adapter's cost, reported, never failing: m3's `hal` test (two tmp1x2
