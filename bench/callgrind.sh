@@ -2,7 +2,7 @@
 # Instructions per call, counted by `valgrind --tool=callgrind`.
 #
 # Instruction counts are stable on noisy machines where nanoseconds are not. Each case of
-# the `peers` and `ladder` benchmarks is run twice under callgrind, with N1 and N2 calls; the difference
+# the `peers`, `ladder` and `hal` benchmarks is run twice under callgrind, with N1 and N2 calls; the difference
 # of the two runs' total instruction counts (Ir), divided by N2 - N1, is the cost of one
 # call: process start-up, breaker construction and tripping are the same in both runs and
 # cancel out.
@@ -10,6 +10,7 @@
 #   bench/callgrind.sh                 # all cases, N1=100000, N2=200000
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
+#   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
 set -euo pipefail
@@ -35,12 +36,20 @@ for arg in "$@"; do
     case "$arg" in
         --asm) ASM=1 ;;
         -h | --help)
-            sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *) CASES+=("$arg") ;;
     esac
 done
+BENCH=${BENCH:-peers}
+if [[ $BENCH != peers && $BENCH != hal ]]; then
+    echo "callgrind.sh: BENCH must be peers or hal (got $BENCH)" >&2
+    exit 1
+fi
+if ((${#CASES[@]} == 0)) && [[ $BENCH == hal ]]; then
+    CASES=(hal-bare hal-by-hand hal-guarded hal-table hal-refused)
+fi
 if ((${#CASES[@]} == 0)); then
     CASES=(
         closure
@@ -67,25 +76,26 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-echo "building the peers and ladder benchmarks (release, bench profile)..." >&2
-cargo bench -p bench --bench peers --bench ladder --no-run --message-format=json >"$WORK/build.json"
+echo "building the peers, ladder and hal benchmarks (release, bench profile)..." >&2
+cargo bench -p bench --bench peers --bench ladder --bench hal --no-run --message-format=json >"$WORK/build.json"
 executable() { # the built benchmark named $1
     grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep "/$1-" | tail -n 1
 }
-EXE=$(executable peers)
-LADDER_EXE=$(executable ladder)
-if [[ -z $EXE || ! -x $EXE || -z $LADDER_EXE || ! -x $LADDER_EXE ]]; then
-    echo "callgrind.sh: could not find the built peers and ladder benchmark executables" >&2
-    exit 1
-fi
-LADDER_CASES=$("$LADDER_EXE" --list | cut -f1)
-# The benchmark binary that runs case $1.
-exe_for() { if grep -qx "$1" <<<"$LADDER_CASES"; then echo "$LADDER_EXE"; else echo "$EXE"; fi; }
+declare -A EXE_OF # case -> the benchmark binary that runs it (each lists its cases)
+for b in peers ladder hal; do
+    exe=$(executable "$b")
+    if [[ -z $exe || ! -x $exe ]]; then
+        echo "callgrind.sh: could not find the built $b benchmark executable" >&2
+        exit 1
+    fi
+    [[ $b == peers ]] && EXE=$exe
+    while read -r c _; do EXE_OF[$c]=$exe; done < <("$exe" --list)
+done
 
 # Total instructions of one run: the `summary:` line of the callgrind out file.
 instructions() {
     local case=$1 n=$2 out="$WORK/$1.$2.out"
-    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$(exe_for "$case")" --icount "$case" "$n" \
+    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "${EXE_OF[$case]:?unknown case $case}" --icount "$case" "$n" \
         >"$WORK/$case.$n.log" 2>&1; then
         echo "callgrind.sh: case '$case' with $n calls failed under valgrind:" >&2
         tail -n 20 "$WORK/$case.$n.log" >&2
@@ -141,6 +151,22 @@ for ref in failsafe recloser; do
             'BEGIN { printf "- %s, %s: breaker-core %.2f vs %.2f instructions\n", p, r, x, y }'
     done
 done
+
+# What the embedded-hal adapter adds (no target: figures for the docs).
+if [[ -n ${PER_CALL[hal-guarded]:-} ]]; then
+    echo
+    echo "### What the embedded-hal adapter adds (instructions per transaction)"
+    echo
+fi
+more() { # label, case, reference case
+    [[ -n ${PER_CALL[$2]:-} && -n ${PER_CALL[$3]:-} ]] || return 0
+    awk -v l="$1" -v c="$2" -v r="$3" -v x="${PER_CALL[$2]}" -v y="${PER_CALL[$3]}" \
+        'BEGIN { printf "- %s: %s %.2f - %s %.2f = %+.2f instructions\n", l, c, x, r, y, x - y }'
+}
+more "a breaker by hand around the bus" hal-by-hand hal-bare
+more "Guarded over the bare bus" hal-guarded hal-bare
+more "Guarded over the breaker by hand" hal-guarded hal-by-hand
+more "a DeviceBreakers<4> lookup (4th address)" hal-table hal-guarded
 
 if ((ASM)); then
     if ! command -v objdump >/dev/null 2>&1; then

@@ -4,7 +4,9 @@
 # functions and with the feature `no-breakers` (same functions, no attribute, no
 # registry dump), and prints text/data/bss of both, the difference, where the
 # difference goes (by symbol), and whether the breaker build pulls in
-# `core::fmt` formatting machinery (exit 1 if it does).
+# `core::fmt` formatting machinery (exit 1 if it does). Then, as a report that never
+# fails, the embedded-hal adapter's cost: m3's `hal` test built through `Guarded`, with
+# the same breakers wrapped by hand, and unguarded.
 #
 # Usage: firmware/size.sh [--strict]
 #   --strict  also exit 1 if, on m3, the core, the registry and the two wrapped
@@ -129,6 +131,76 @@ measure() {
     echo
 }
 
+# hal_elf <features...>: builds m3's `hal` test (release) and prints the path of its ELF
+# (cargo also builds, and reports, the package's binary for its integration tests).
+hal_elf() {
+    (cd m3 && cargo test --release --test hal --no-run --message-format=json "$@" 2>/dev/null) |
+        grep -o '"executable":"[^"]*"' | sed 's/^"executable":"//; s/"$//' | grep '/deps/hal-' | tail -n 1
+}
+
+# The embedded-hal adapter's cost, reported, never failing: m3's `hal` test (two tmp1x2
+# drivers on one simulated I2C bus) built three ways: through `Guarded` with a
+# `DeviceBreakers` table (as tested), with the same breakers wrapped around each driver
+# call by hand (feature `by-hand`), and over the bare bus (feature `unguarded`). Not part
+# of the budget: the firmware binary above does not use the adapter.
+adapter_cost() {
+    local out=m3/target/size variant elf
+    mkdir -p "$out"
+    for variant in guarded by-hand unguarded; do
+        local features=()
+        [[ $variant != guarded ]] && features=(--features "$variant")
+        elf=$(hal_elf "${features[@]}")
+        if [[ -z $elf || ! -f $elf ]]; then
+            echo "== m3 hal test: the embedded-hal adapter's cost: SKIPPED (the $variant build failed)"
+            return 0
+        fi
+        cp "$elf" "$out/hal-$variant.elf"
+        "$NM" -C -S --size-sort --radix=d "$out/hal-$variant.elf" >"$out/hal-$variant.nm"
+    done
+    local g h u
+    read -r g _ < <("$SIZE" "$out/hal-guarded.elf" | tail -1)
+    read -r h _ < <("$SIZE" "$out/hal-by-hand.elf" | tail -1)
+    read -r u _ < <("$SIZE" "$out/hal-unguarded.elf" | tail -1)
+
+    echo "== m3 hal test (thumbv7m, release): the embedded-hal adapter's cost, reported, not budgeted"
+    printf '%-58s %8s\n' "" text
+    printf '%-58s %8d\n' "tmp1x2 x2 through Guarded + DeviceBreakers<2> (tested)" "$g"
+    printf '%-58s %8d\n' "the same breakers around each driver call, by hand" "$h"
+    printf '%-58s %8d\n' "the drivers over the bare bus (unguarded)" "$u"
+    printf '%-58s %+8d\n' "guarding both drivers adds (breaker code included)" $((g - u))
+    printf '%-58s %+8d\n' "the adapter itself (Guarded minus by hand)" $((g - h))
+    echo "-- where guarded minus unguarded goes (symbol sizes; inlining moves code between them)"
+    awk -v base="$out/hal-unguarded.nm" '
+        function bucket(name) {
+            if (name ~ /breaker_core::hal/) return "adapter: Guarded, DeviceBreakers (out of line)"
+            if (name ~ /registry|linkme|BREAKERS|__BREAKER_CORE_/) return "registry: entries, lookups, linkme"
+            if (name ~ /breaker_embedded/ || name ~ /defmt/) return "logs: DefmtLog, registry dump, defmt glue"
+            if (name ~ /breaker_core|portable_atomic/) return "breaker core: state machine, SharedBreaker, permit"
+            if (name ~ /tmp1x2|embedded_hal_bus/) return "the drivers over the guarded bus (adapter inlined)"
+            return "the test: timeline and checks"
+        }
+        function keep(type) { return type ~ /^[tTrR]$/ }
+        function norm(name) { gsub(/::h[0-9a-f]{16}/, "", name); gsub(/\.Lanon\.[0-9a-f]+\.[0-9]+/, ".Lanon", name); gsub(/17h[0-9a-f]{16}E/, "E", name); return name }
+        BEGIN {
+            while ((getline line < base) > 0) {
+                n = split(line, f, " ")
+                if (n < 4 || !keep(f[3])) continue
+                name = substr(line, index(line, f[4])); before[norm(name)] += f[2] + 0
+            }
+        }
+        {
+            if (NF < 4 || !keep($3)) next
+            name = substr($0, index($0, $4)); after[norm(name)] += $2 + 0
+        }
+        END {
+            for (k in after) { d = after[k] - before[k]; if (d != 0) sum[bucket(k)] += d }
+            for (k in before) if (!(k in after)) sum[bucket(k)] -= before[k]
+            for (b in sum) printf "%d|%s\n", sum[b], b
+        }' "$out/hal-guarded.nm" | sort -t'|' -k1,1nr | awk -F'|' '{ printf "   %+7d  %s\n", $1, $2 }'
+    echo
+}
+
 measure m3 thumbv7m-none-eabi breaker-firmware-m3
 measure m0 thumbv6m-none-eabi breaker-firmware-m0
+adapter_cost
 exit "$status"

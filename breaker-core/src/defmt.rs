@@ -96,3 +96,14 @@ impl Format for Duplicate {
         )
     }
 }
+
+#[cfg(feature = "embedded-hal")]
+impl<const N: usize, O: Observer> Format for crate::DeviceBreakers<N, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "DeviceBreakers {{");
+        for (address, breaker) in self.iter() {
+            write!(f, " {=u8:#04x}: {}", address, breaker);
+        }
+        write!(f, " }}");
+    }
+}

@@ -19,6 +19,8 @@ mod breaker;
 #[cfg(feature = "defmt")]
 mod defmt;
 mod global_clock;
+#[cfg(feature = "embedded-hal")]
+pub mod hal;
 mod ladder;
 mod linker;
 mod machine;
@@ -35,6 +37,8 @@ mod time;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
+#[cfg(feature = "embedded-hal")]
+pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
 pub use ladder::{
     BlockingSleep, ByClassify, Classifier, DefaultSleep, Gate, Ladder, Notify, OwnedPass, Pass, Retried, Sleep, Stop,
 };

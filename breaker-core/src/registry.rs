@@ -57,6 +57,11 @@ use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
 /// for "now": the clock the breaker's callers use. It may appear wherever an item may: at
 /// module level or inside a function.
 ///
+/// `register!(TABLE[address], "name", CLOCK)` lists the breaker a
+/// `DeviceBreakers` table (feature `embedded-hal`) keeps for one
+/// I2C address, so that each device on a shared bus has a line of its own. An address the
+/// table does not list is a compile error.
+///
 /// ```
 /// use breaker_core::{registry, Duration, Instant, ManualClock, Policy, SharedBreaker};
 ///
@@ -71,6 +76,19 @@ use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
 /// ```
 #[macro_export]
 macro_rules! register {
+    ($table:path [$address:expr], $name:expr, $clock:path $(,)?) => {
+        const _: () = {
+            #[$crate::__private::linkme::distributed_slice($crate::__private::BREAKERS)]
+            #[linkme(crate = $crate::__private::linkme)]
+            static __BREAKER_CORE_ENTRY: $crate::__private::Entry = $crate::__private::Entry::new(
+                $name,
+                $table.breaker_of($address),
+                &$clock,
+                ::core::file!(),
+                ::core::line!(),
+            );
+        };
+    };
     ($breaker:path, $name:expr, $clock:path $(,)?) => {
         const _: () = {
             #[$crate::__private::linkme::distributed_slice($crate::__private::BREAKERS)]

@@ -157,9 +157,11 @@ mod reboot {
         // A call right away is refused, told to come back when the saved time runs out.
         let retry_in = refused_for(uplink_call(true)).map_or(u32::MAX, Duration::as_millis);
         defmt::info!("right after the reboot: refused, retry in {=u32} ms", retry_in);
+        // Each defmt line is a semihosting call, and QEMU's clock follows the host's: on a
+        // loaded host the few lines since the restore can take several milliseconds.
         ok &= expect(
             "refused right after the reboot, retry in the time left",
-            retry_in <= left && retry_in + 5 >= left,
+            retry_in <= left && retry_in + 50 >= left,
         );
 
         // 50 ms before the time left runs out: still refused.

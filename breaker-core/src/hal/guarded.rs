@@ -1,0 +1,220 @@
+//! `Guarded`: a peripheral with a breaker inside, and the choice of breaker per transaction.
+
+use core::future::Future;
+
+use crate::hal::GuardedError;
+use crate::{ByErrorKind, ClassifyHal, Clock, Observer, SharedBreaker};
+
+/// A peripheral with a circuit breaker inside: it implements the very trait its `inner`
+/// implements, so a driver crate written for that trait takes it unchanged.
+///
+/// | `T` implements | so does `Guarded<T, ..>` |
+/// |---|---|
+/// | [`embedded_hal::i2c::I2c<A>`] | `I2c<A>` (7- and 10-bit), through one breaker or a [`DeviceBreakers`](crate::DeviceBreakers) table (7-bit) |
+/// | [`embedded_hal::spi::SpiDevice<W>`] | `SpiDevice<W>` |
+/// | [`embedded_io::Read`], [`embedded_io::Write`] | `Read`, `Write` (and `ReadReady`, `WriteReady`) |
+/// | the `embedded-hal-async` / `embedded-io-async` twins | the same twins |
+///
+/// Every transaction is one call through the breaker: an I2C `read`, `write`,
+/// `write_read` or `transaction`, an SPI `transaction` (or `read`, `write`, `transfer`,
+/// `transfer_in_place`), a serial `read`, `write` or `flush`. Each is forwarded to the
+/// same method of `inner`, so a HAL's own fast paths are kept. A refused transaction never
+/// reaches the bus and fails with [`GuardedError::Refused`]; a failed one keeps the
+/// peripheral's error in [`GuardedError::Inner`], and the classifier `K` says what it
+/// testifies ([`ByErrorKind`] by default: the HAL's `ErrorKind`, see its tables).
+///
+/// - `B` picks the breaker: `&SharedBreaker` (usually a `static`) for the whole
+///   peripheral, or `&DeviceBreakers` for one breaker per I2C address (see [`PickBreaker`]).
+/// - `C` is the [`Clock`] the breaker reads, as every breaker of the project takes one:
+///   `EmbassyClock` on embassy firmware, [`GlobalClock`](crate::GlobalClock) or your own
+///   timer elsewhere, [`StdClock`](crate::StdClock) on a host, a [`ManualClock`](crate::ManualClock)
+///   in tests. In the closed state with no strikes pending it is never read.
+/// - An async transaction holds its permit across the `.await`: a future dropped while it
+///   is the half-open probe (a timeout that fired, a cancelled task) counts as a failed
+///   probe at that moment, so the breaker re-opens instead of wedging.
+///
+/// ```
+/// use breaker_core::{Duration, Guarded, GuardedError, Instant, ManualClock, Policy, SharedBreaker};
+/// use embedded_hal::i2c::{ErrorKind, I2c, NoAcknowledgeSource};
+/// use embedded_hal_mock::eh1::i2c::{Mock, Transaction};
+///
+/// static POLICY: Policy = Policy::new(2, Duration::from_secs(5));
+/// static SENSOR: SharedBreaker = SharedBreaker::new(&POLICY);
+/// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+///
+/// let nack = ErrorKind::NoAcknowledge(NoAcknowledgeSource::Address);
+/// let i2c = Mock::new(&[
+///     Transaction::write_read(0x48, vec![0x00], vec![0x19, 0x10]),
+///     Transaction::write_read(0x48, vec![0x00], vec![0, 0]).with_error(nack),
+///     Transaction::write_read(0x48, vec![0x00], vec![0, 0]).with_error(nack),
+///     // The breaker is open for 5 s: the next read never reaches the bus.
+///     Transaction::write_read(0x48, vec![0x00], vec![0x19, 0x20]), // after the cooldown
+/// ]);
+/// let mut bus = Guarded::new(i2c, &SENSOR, &CLOCK);
+/// let mut buf = [0; 2];
+///
+/// bus.write_read(0x48, &[0x00], &mut buf).unwrap();
+/// assert_eq!(bus.write_read(0x48, &[0x00], &mut buf), Err(GuardedError::Inner(nack)));
+/// assert_eq!(bus.write_read(0x48, &[0x00], &mut buf), Err(GuardedError::Inner(nack)));
+/// assert!(matches!(bus.write_read(0x48, &[0x00], &mut buf), Err(GuardedError::Refused(_))));
+/// CLOCK.advance(Duration::from_secs(5));
+/// bus.write_read(0x48, &[0x00], &mut buf).unwrap(); // the probe: it works, the breaker closes
+/// assert_eq!(buf, [0x19, 0x20]);
+/// bus.into_inner().done();
+/// ```
+#[derive(Clone, Debug)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Guarded<T, B, C, K = ByErrorKind> {
+    inner: T,
+    breakers: B,
+    clock: C,
+    classify: K,
+}
+
+impl<T, B, C> Guarded<T, B, C> {
+    /// `inner`, guarded by `breakers` (a `&SharedBreaker` or a `&DeviceBreakers`), which
+    /// read `clock`; verdicts from the HAL's `ErrorKind` ([`ByErrorKind`]).
+    pub const fn new(inner: T, breakers: B, clock: C) -> Self {
+        Guarded {
+            inner,
+            breakers,
+            clock,
+            classify: ByErrorKind,
+        }
+    }
+}
+
+impl<T, B, C, K> Guarded<T, B, C, K> {
+    /// The same peripheral with `classify` giving the verdicts instead: any
+    /// `Fn(&Error) -> Verdict`, or a [`ClassifyHal`] of your own.
+    pub fn classify_with<K2>(self, classify: K2) -> Guarded<T, B, C, K2> {
+        Guarded {
+            inner: self.inner,
+            breakers: self.breakers,
+            clock: self.clock,
+            classify,
+        }
+    }
+
+    /// The peripheral.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+
+    /// The peripheral, mutably: to reconfigure it. Transactions made through this
+    /// reference bypass the breaker.
+    pub fn inner_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+
+    /// The breaker, or the table of breakers.
+    pub fn breakers(&self) -> &B {
+        &self.breakers
+    }
+
+    /// The clock the breaker reads.
+    pub fn clock(&self) -> &C {
+        &self.clock
+    }
+
+    /// The classifier.
+    pub fn classifier(&self) -> &K {
+        &self.classify
+    }
+
+    /// Gives the peripheral back.
+    pub fn into_inner(self) -> T {
+        self.inner
+    }
+
+    /// The parts a transaction needs, borrowed apart.
+    #[inline(always)]
+    pub(super) fn parts(&mut self) -> (&mut T, &B, &C, &K) {
+        (&mut self.inner, &self.breakers, &self.clock, &self.classify)
+    }
+}
+
+/// Picks the breaker that guards a transaction to `address` (an I2C address; `()` where
+/// transactions have none).
+///
+/// - `&SharedBreaker`: one breaker for every transaction, whatever the address.
+/// - `&DeviceBreakers`: the breaker listed for the address, so that one dead sensor is
+///   refused while its neighbours on the same bus keep working; `None` for an address the
+///   table does not list.
+pub trait PickBreaker<A> {
+    /// The breakers' observer.
+    type Observer: ?Sized + Observer;
+
+    /// The breaker of a transaction to `address`; `None` if there is none, and the
+    /// transaction fails with [`GuardedError::Unlisted`] without reaching the bus.
+    fn pick(&self, address: A) -> Option<&SharedBreaker<Self::Observer>>;
+}
+
+impl<A, O: ?Sized + Observer> PickBreaker<A> for &SharedBreaker<O> {
+    type Observer = O;
+
+    #[inline(always)]
+    fn pick(&self, _: A) -> Option<&SharedBreaker<O>> {
+        Some(self)
+    }
+}
+
+/// One blocking transaction through `breaker`: the shared breaker's `call_classified`,
+/// whose closed-state path reads the state word before and after and writes nothing.
+/// `Kind` selects the classifier's table (the HAL family's error-kind type).
+#[inline(always)]
+pub(super) fn call<Kind, O, C, K, R, E>(
+    breaker: &SharedBreaker<O>,
+    clock: &C,
+    classify: &K,
+    transaction: impl FnOnce() -> Result<R, E>,
+) -> Result<R, GuardedError<E>>
+where
+    O: ?Sized + Observer,
+    C: Clock,
+    K: ClassifyHal<Kind, E>,
+{
+    breaker
+        .call_classified(clock, transaction, |e| classify.verdict(e))
+        .map_err(GuardedError::from)
+}
+
+/// One async transaction through `breaker`. The future is made only once the breaker
+/// let the call through (a HAL may start a transfer when its future is made), and the
+/// permit is held across the `.await`: dropped unanswered, a probe counts as failed.
+#[inline(always)]
+pub(super) async fn call_async<Kind, O, C, K, R, E, F>(
+    breaker: &SharedBreaker<O>,
+    clock: &C,
+    classify: &K,
+    transaction: impl FnOnce() -> F,
+) -> Result<R, GuardedError<E>>
+where
+    O: ?Sized + Observer,
+    C: Clock,
+    K: ClassifyHal<Kind, E>,
+    F: Future<Output = Result<R, E>>,
+{
+    let permit = breaker.try_acquire(clock).map_err(GuardedError::Refused)?;
+    match transaction().await {
+        Ok(v) => {
+            permit.success();
+            Ok(v)
+        }
+        Err(e) => {
+            permit.failure(classify.verdict(&e));
+            Err(GuardedError::Inner(e))
+        }
+    }
+}
+
+/// The breaker `breakers` lists for `address`, or the error of an unlisted address.
+#[inline(always)]
+pub(super) fn pick<A: Copy + Into<u16>, B: PickBreaker<A>, E>(
+    breakers: &B,
+    address: A,
+) -> Result<&SharedBreaker<B::Observer>, GuardedError<E>> {
+    breakers.pick(address).ok_or(GuardedError::Unlisted {
+        address: address.into(),
+    })
+}

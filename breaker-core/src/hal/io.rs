@@ -1,0 +1,130 @@
+//! `embedded-io` `Read`, `Write`, `ReadReady`, `WriteReady` (and the async `Read`,
+//! `Write`) for `Guarded`: each `read`, `write` and `flush` one call through the breaker.
+
+use embedded_io::{ErrorKind, ErrorType, Read, ReadReady, Write, WriteReady};
+
+use crate::hal::guarded::{call, call_async};
+use crate::hal::{Guarded, GuardedError};
+use crate::{ClassifyHal, Clock, Observer, SharedBreaker};
+
+impl<T: ErrorType, B, C, K> ErrorType for Guarded<T, B, C, K>
+where
+    T::Error: 'static,
+{
+    type Error = GuardedError<T::Error>;
+}
+
+impl<T, O, C, K> Read for Guarded<T, &SharedBreaker<O>, C, K>
+where
+    T: Read,
+    T::Error: 'static,
+    O: ?Sized + Observer,
+    C: Clock,
+    K: ClassifyHal<ErrorKind, T::Error>,
+{
+    /// Reads through the breaker. The provided `read_exact` calls this until the buffer is
+    /// full, so each of its reads is a call of its own, and a refusal ends it.
+    #[inline]
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let (inner, breaker, clock, classify) = self.parts();
+        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.read(buf))
+    }
+}
+
+impl<T, O, C, K> Write for Guarded<T, &SharedBreaker<O>, C, K>
+where
+    T: Write,
+    T::Error: 'static,
+    O: ?Sized + Observer,
+    C: Clock,
+    K: ClassifyHal<ErrorKind, T::Error>,
+{
+    /// Writes through the breaker. The provided `write_all` calls this until everything is
+    /// written, so each of its writes is a call of its own, and a refusal ends it.
+    #[inline]
+    fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        let (inner, breaker, clock, classify) = self.parts();
+        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.write(buf))
+    }
+
+    #[inline]
+    fn flush(&mut self) -> Result<(), Self::Error> {
+        let (inner, breaker, clock, classify) = self.parts();
+        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.flush())
+    }
+}
+
+/// Whether a `read` would return at once: yes while the breaker would refuse it (the
+/// refusal is immediate), else what the port says. A query, not a transaction: it asks
+/// the breaker's pure oracle (never taking the probe slot), and the port's error is
+/// passed on uncounted.
+impl<T, O, C, K> ReadReady for Guarded<T, &SharedBreaker<O>, C, K>
+where
+    T: ReadReady,
+    T::Error: 'static,
+    O: ?Sized + Observer,
+    C: Clock,
+{
+    fn read_ready(&mut self) -> Result<bool, Self::Error> {
+        let (inner, breaker, clock, _) = self.parts();
+        if !breaker.would_allow(clock.now()) {
+            return Ok(true);
+        }
+        inner.read_ready().map_err(GuardedError::Inner)
+    }
+}
+
+/// Whether a `write` would return at once: as [`ReadReady`] for `Guarded` answers.
+impl<T, O, C, K> WriteReady for Guarded<T, &SharedBreaker<O>, C, K>
+where
+    T: WriteReady,
+    T::Error: 'static,
+    O: ?Sized + Observer,
+    C: Clock,
+{
+    fn write_ready(&mut self) -> Result<bool, Self::Error> {
+        let (inner, breaker, clock, _) = self.parts();
+        if !breaker.would_allow(clock.now()) {
+            return Ok(true);
+        }
+        inner.write_ready().map_err(GuardedError::Inner)
+    }
+}
+
+impl<T, O, C, K> embedded_io_async::Read for Guarded<T, &SharedBreaker<O>, C, K>
+where
+    T: embedded_io_async::Read,
+    T::Error: 'static,
+    O: ?Sized + Observer,
+    C: Clock,
+    K: ClassifyHal<ErrorKind, T::Error>,
+{
+    /// Reads through the breaker; see the blocking `read`.
+    #[inline]
+    async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
+        let (inner, breaker, clock, classify) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.read(buf)).await
+    }
+}
+
+impl<T, O, C, K> embedded_io_async::Write for Guarded<T, &SharedBreaker<O>, C, K>
+where
+    T: embedded_io_async::Write,
+    T::Error: 'static,
+    O: ?Sized + Observer,
+    C: Clock,
+    K: ClassifyHal<ErrorKind, T::Error>,
+{
+    /// Writes through the breaker; see the blocking `write`.
+    #[inline]
+    async fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
+        let (inner, breaker, clock, classify) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.write(buf)).await
+    }
+
+    #[inline]
+    async fn flush(&mut self) -> Result<(), Self::Error> {
+        let (inner, breaker, clock, classify) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.flush()).await
+    }
+}
