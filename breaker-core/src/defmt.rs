@@ -4,7 +4,10 @@
 use defmt::{write, Format, Formatter};
 
 use crate::registry::{Duplicate, Entry};
-use crate::{Breaker, Clock, GlobalClock, ManualClock, Observer, Permit, SharedBreaker, SharedPermit};
+use crate::{
+    Backups, Breaker, ChainObserver, Clock, FallbackChain, GlobalClock, ManualClock, Observer, Permit, SharedBreaker,
+    SharedPermit, Turn,
+};
 
 impl<O: Observer> Format for Breaker<O> {
     fn format(&self, f: Formatter<'_>) {
@@ -80,5 +83,29 @@ impl Format for Duplicate {
             b.0,
             b.1
         )
+    }
+}
+
+impl<const N: usize, O: ChainObserver> Format for FallbackChain<N, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "FallbackChain {{ primary: {=str}, backups: {}, counters: {} }}",
+            self.primary(),
+            self.backups(),
+            self.breaker().counters()
+        )
+    }
+}
+
+impl<const N: usize, O: ChainObserver> Format for Backups<N, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Backups {{ count: {=usize} }}", N)
+    }
+}
+
+impl<C: Clock, const N: usize, O: ChainObserver> Format for Turn<'_, C, N, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Turn {{ route: {} }}", self.route())
     }
 }

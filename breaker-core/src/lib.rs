@@ -16,6 +16,7 @@ extern crate self as breaker_core;
 pub mod __private;
 mod atomic;
 mod breaker;
+pub mod chain;
 #[cfg(feature = "defmt")]
 mod defmt;
 mod global_clock;
@@ -31,6 +32,10 @@ mod stderr_log;
 mod time;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
+pub use chain::{
+    Backup, BackupReport, BackupSpent, Backups, ChainError, ChainObserver, ChainPhase, ChainReport, FallbackChain,
+    FallbackEvent, Route, Turn, DEFAULT_CHAIN_POLICY,
+};
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
