@@ -4,9 +4,10 @@
 use defmt::{write, Format, Formatter};
 
 use crate::registry::{Duplicate, Entry};
+use crate::router::Row;
 use crate::{
-    Backups, Breaker, ChainObserver, Clock, FallbackChain, GlobalClock, ManualClock, Observer, Permit, SharedBreaker,
-    SharedPermit, Turn,
+    Backups, Breaker, ChainObserver, Clock, FallbackChain, GlobalClock, HealthRouter, ManualClock, Observer, Permit,
+    SharedBreaker, SharedPermit, Tool, Turn,
 };
 
 impl<O: Observer> Format for Breaker<O> {
@@ -107,5 +108,28 @@ impl<const N: usize, O: ChainObserver> Format for Backups<N, O> {
 impl<C: Clock, const N: usize, O: ChainObserver> Format for Turn<'_, C, N, O> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "Turn {{ route: {} }}", self.route())
+    }
+}
+
+impl Format for Tool {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Tool {{ name: {=str} }}", self.name())
+    }
+}
+
+impl Format for Row {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "Row {{ tool: {=str}, substitutes: {=usize} }}",
+            self.tool().name(),
+            self.substitutes().len()
+        )
+    }
+}
+
+impl<const N: usize> Format for HealthRouter<N> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "HealthRouter {{ report: {} }}", self.report())
     }
 }

@@ -25,6 +25,7 @@ mod machine;
 mod outcome;
 mod policy;
 pub mod registry;
+pub mod router;
 mod shared;
 mod snapshot;
 #[cfg(feature = "std")]
@@ -40,6 +41,7 @@ pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
+pub use router::{Choice, HealthRouter, RouterError, Row, Tool};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use snapshot::{DecodeError, Snapshot};
 #[cfg(feature = "std")]

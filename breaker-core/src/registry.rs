@@ -171,6 +171,11 @@ impl Entry {
         self.clock.now()
     }
 
+    /// The clock this breaker's function uses (the one [`Entry::now`] reads).
+    pub fn clock(&self) -> &'static (dyn Clock + Sync) {
+        self.clock
+    }
+
     /// The state now (pure).
     pub fn state(&self) -> State {
         self.breaker.state(self.now())
