@@ -2,7 +2,7 @@
 //! else the tool's first healthy substitute, else refuses softly.
 //!
 //! loopctl's `HealthRouter`, over breakers the program already has: `static`
-//! [`SharedBreaker`](crate::SharedBreaker)s ([`Tool::new`]) or [`registry`](crate::registry)
+//! [`SharedBreaker`](crate::SharedBreaker)s ([`Tool::new`]) or [`registry`]
 //! entries by name ([`Tool::registered`]: a `#[circuit_breaker]` function's breaker, or a
 //! static listed with [`register!`](crate::register)). The table is fixed: `N` rows, each a
 //! tool and its substitutes in order of preference, all in a `static`.

@@ -25,10 +25,12 @@ mod kw {
     syn::custom_keyword!(log);
     syn::custom_keyword!(classify);
     syn::custom_keyword!(clock);
+    syn::custom_keyword!(fallback);
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, clock, crate";
+pub const KEYS: &str =
+    "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, clock, fallback, crate";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -61,6 +63,8 @@ pub struct Args {
     pub log: Option<bool>,
     pub classify: Option<Path>,
     pub clock: Option<Path>,
+    /// `fallback = path`: called with the same arguments when the breaker refuses.
+    pub fallback: Option<Path>,
     pub krate: Option<Path>,
     /// Keys seen so far, valid or not, to reject duplicates.
     seen: Vec<&'static str>,
@@ -92,6 +96,7 @@ enum Key {
     Log,
     Classify,
     Clock,
+    Fallback,
     Crate,
 }
 
@@ -108,6 +113,7 @@ impl Key {
             Key::Log => "log",
             Key::Classify => "classify",
             Key::Clock => "clock",
+            Key::Fallback => "fallback",
             Key::Crate => "crate",
         }
     }
@@ -124,6 +130,7 @@ impl Key {
             Key::Log => "log",
             Key::Classify => "classify = my_verdict",
             Key::Clock => "clock = CLOCK",
+            Key::Fallback => "fallback = send_cached",
             Key::Crate => "crate = ::breaker_core",
         }
     }
@@ -222,6 +229,13 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
                 "`clock` takes a path to a `static` implementing `breaker_core::Clock`, such as `clock = CLOCK`",
             )
         }
+        Key::Fallback => {
+            args.fallback = path_value(
+                &value,
+                errors,
+                "`fallback` takes a path to a function with the same arguments and return type, called when the breaker refuses, such as `fallback = send_cached` or `fallback = Self::send_cached`; write a closure as a named `fn`",
+            )
+        }
         Key::Crate => {
             args.krate = path_value(
                 &value,
@@ -290,6 +304,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::log => Key::Log,
         kw::classify => Key::Classify,
         kw::clock => Key::Clock,
+        kw::fallback => Key::Fallback,
         syn::token::Crate => Key::Crate,
     }
     if input.peek(syn::Ident::peek_any) {

@@ -167,12 +167,11 @@ impl Reference {
                 Answer::NoMoreLoad => self.trip(now),
                 Answer::Neutral => {}
             },
-            (RefRoute::Backup(i), _) => {
-                if answer != Answer::Success {
-                    self.attempt_count[i] += 1;
-                    if self.attempt_count[i] == self.max_fail_count[i] {
-                        self.spent.push((i, now));
-                    }
+            // A failed turn on a backup: its attempt count += 1.
+            (RefRoute::Backup(i), _) if answer != Answer::Success => {
+                self.attempt_count[i] += 1;
+                if self.attempt_count[i] == self.max_fail_count[i] {
+                    self.spent.push((i, now));
                 }
             }
             // A chain with no backups serving its tripped primary: bookkeeping only.
@@ -221,8 +220,12 @@ fn outcome(a: Answer) -> Outcome {
     }
 }
 
+/// Every fallback event (to, at) and spent backup (index, at) the chain reported.
 #[derive(Default)]
-struct Events(RefCell<(Vec<(RefRoute, u64)>, Vec<(usize, u64)>)>);
+struct Events(RefCell<Seen>);
+
+#[derive(Default)]
+struct Seen(Vec<(RefRoute, u64)>, Vec<(usize, u64)>);
 
 fn ref_route(r: Route) -> RefRoute {
     match r {
