@@ -10,6 +10,7 @@
 #   bench/callgrind.sh                 # all cases, N1=100000, N2=200000
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
+#   BENCH=compose bench/callgrind.sh   # the `compose` benchmark's cases (chain, router, fallback)
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
 set -euo pipefail
@@ -35,13 +36,13 @@ for arg in "$@"; do
     case "$arg" in
         --asm) ASM=1 ;;
         -h | --help)
-            sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *) CASES+=("$arg") ;;
     esac
 done
-if ((${#CASES[@]} == 0)); then
+if ((${#CASES[@]} == 0)) && [[ ${BENCH:-peers} == peers ]]; then
     CASES=(
         closure
         ref-a
@@ -61,12 +62,19 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-echo "building the peers benchmark (release, bench profile)..." >&2
-cargo bench -p bench --bench peers --no-run --message-format=json >"$WORK/build.json"
-EXE=$(grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep '/peers-' | tail -n 1)
+# BENCH=compose counts the `compose` benchmark's cases instead (`--list` shows them).
+BENCH=${BENCH:-peers}
+echo "building the $BENCH benchmark (release, bench profile)..." >&2
+cargo bench -p bench --bench "$BENCH" --no-run --message-format=json >"$WORK/build.json"
+EXE=$(grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep "/$BENCH-" | tail -n 1)
 if [[ -z $EXE || ! -x $EXE ]]; then
-    echo "callgrind.sh: could not find the built peers benchmark executable" >&2
+    echo "callgrind.sh: could not find the built $BENCH benchmark executable" >&2
     exit 1
+fi
+
+# Another benchmark's cases, when none are named: all of them.
+if ((${#CASES[@]} == 0)); then
+    mapfile -t CASES < <("$EXE" --list)
 fi
 
 # Total instructions of one run: the `summary:` line of the callgrind out file.

@@ -53,6 +53,7 @@
 //! can neither be lost to a racing failure nor survive a recovery. The bookkeeping follows
 //! a transition a moment after it lands, in the caller that made it.
 
+use core::cell::Cell;
 use core::fmt;
 
 use crate::atomic::{AtomicU32, Ordering};
@@ -671,19 +672,8 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
                 Some(permit),
                 0,
             ),
-            Err(Refused { reason, retry_in }) => {
-                let book = self.book();
-                let episode = book.episode();
-                let route = book.route_around(episode, reason, retry_in);
-                match route {
-                    Route::Backup { index, .. } => {
-                        if let Some(turns) = book.turns.get(index) {
-                            bump(turns);
-                        }
-                    }
-                    Route::Exhausted { .. } => bump(&book.exhausted),
-                    Route::Primary { .. } | Route::Probing => {}
-                }
+            Err(refused) => {
+                let (route, episode) = self.reroute(refused);
                 (route, None, episode)
             }
         };
@@ -694,6 +684,23 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
             permit,
             episode,
         }
+    }
+
+    /// Where a turn the primary's breaker refused goes, counted; and the episode it is in.
+    fn reroute(&self, Refused { reason, retry_in }: Refused) -> (Route, u32) {
+        let book = self.book();
+        let episode = book.episode();
+        let route = book.route_around(episode, reason, retry_in);
+        match route {
+            Route::Backup { index, .. } => {
+                if let Some(turns) = book.turns.get(index) {
+                    bump(turns);
+                }
+            }
+            Route::Exhausted { .. } => bump(&book.exhausted),
+            Route::Primary { .. } | Route::Probing => {}
+        }
+        (route, episode)
     }
 
     /// The pure oracle: where would a turn go at `now`? Changes nothing (never takes the
@@ -726,28 +733,44 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
     }
 
     /// [`FallbackChain::call`] with the verdict given by `classify`.
+    ///
+    /// A turn to the primary takes the primary breaker's own path
+    /// ([`SharedBreaker::call_or_else`]): closed with no strikes pending, one atomic load
+    /// before the call and one after, no clock read, nothing written.
     pub fn call_classified<T, E>(
         &self,
         clock: &impl Clock,
         f: impl FnOnce(Route) -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, ChainError<E>> {
-        let turn = self.route(clock);
-        match turn.route {
-            Route::Exhausted { retry_in } => return Err(ChainError::Exhausted { retry_in }),
-            Route::Probing => return Err(ChainError::Probing),
-            Route::Primary { .. } | Route::Backup { .. } => {}
-        }
-        match f(turn.route) {
-            Ok(v) => {
-                turn.success();
-                Ok(v)
-            }
-            Err(e) => {
-                turn.failure(classify(&e));
-                Err(ChainError::Inner(e))
-            }
-        }
+        // Used by one branch or the other, never both.
+        let classify = Cell::new(Some(classify));
+        let verdict = |e: &E| classify.take().map_or(Verdict::Strike, |c| c(e));
+        self.breaker.call_or_else(
+            clock,
+            |admitted| match admitted {
+                Ok(probe) => f(Route::Primary { probe }).map_err(ChainError::Inner),
+                Err(refused) => {
+                    let (route, episode) = self.reroute(refused);
+                    match route {
+                        Route::Exhausted { retry_in } => Err(ChainError::Exhausted { retry_in }),
+                        Route::Probing => Err(ChainError::Probing),
+                        // A chain with no backups serving its tripped primary: not reported.
+                        Route::Primary { .. } => f(route).map_err(ChainError::Inner),
+                        Route::Backup { index, .. } => f(route).map_err(|e| {
+                            if verdict(&e) != Verdict::Neutral {
+                                self.book().fail(index, episode, clock.now());
+                            }
+                            ChainError::Inner(e)
+                        }),
+                    }
+                }
+            },
+            |e| match e {
+                ChainError::Inner(e) => verdict(e),
+                _ => Verdict::Neutral,
+            },
+        )
     }
 
     /// The phase at `now`. Pure.

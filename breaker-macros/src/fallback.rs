@@ -3,7 +3,7 @@
 //! Three pieces, kept apart from the rest of the expansion: [`check`] (a function cannot be
 //! its own fallback), [`rebind`] (parameters written as patterns get a name, so the
 //! arguments can be passed on before the body has run), and [`body`] (the wrapped body:
-//! the gate first, the fallback in its refusal branch).
+//! the gate decides between the body and the fallback).
 //!
 //! The fallback's signature is checked by the compiler, at `path`, with a message of our
 //! own: the call goes through a trait defined locally in the function, whose
@@ -97,8 +97,11 @@ pub struct Parts<'a> {
     pub verdict: &'a TokenStream,
 }
 
-/// The wrapped body: take a permit (a refusal calls the fallback and returns its
-/// result), run the body, report its outcome through the permit.
+/// The wrapped body. Sync: one closure, owning the arguments, given to
+/// `SharedBreaker::call_or_else`: admitted, it runs the body (whose outcome is reported);
+/// refused, it returns the fallback's result. The happy path is `call_classified`'s.
+/// Async: take a permit first (a refusal returns the fallback's result), then run the
+/// body, its outcome reported through the permit, which lives across the `.await`.
 pub fn body(p: &Parts) -> TokenStream {
     let Parts {
         private,
@@ -110,17 +113,26 @@ pub fn body(p: &Parts) -> TokenStream {
         verdict,
         ..
     } = p;
+    let call = call_fallback(p);
+    if p.sig.asyncness.is_none() {
+        let admitted = format_ident!("__breaker_core_admitted", span = Span::mixed_site());
+        return quote! {
+            #statics
+            #breaker.call_or_else(
+                &#clock,
+                move |#admitted| match #admitted {
+                    // The body as a closure: its `return`s and `?`s end the body only.
+                    ::core::result::Result::Ok(_) => #private::run(move || { #body }),
+                    ::core::result::Result::Err(_) => {
+                        #call
+                    }
+                },
+                |#error| #verdict,
+            )
+        };
+    }
     let permit = format_ident!("__breaker_core_permit", span = Span::mixed_site());
     let result = format_ident!("__breaker_core_result", span = Span::mixed_site());
-    let call = call_fallback(p);
-    let run = if p.sig.asyncness.is_some() {
-        // The permit lives across the `.await`: a future dropped mid-call counts a probe
-        // as failed, as without `fallback`.
-        quote!(async move { #body }.await)
-    } else {
-        // The body as a closure: its `return`s and `?`s end the body, not the wrapper.
-        quote!(#private::run(move || { #body }))
-    };
     quote! {
         #statics
         let #permit = match #breaker.try_acquire(&#clock) {
@@ -129,7 +141,8 @@ pub fn body(p: &Parts) -> TokenStream {
                 #call
             }
         };
-        let #result = #run;
+        // A future dropped mid-call drops the permit unanswered: a probe counts as failed.
+        let #result = async move { #body }.await;
         match &#result {
             ::core::result::Result::Ok(_) => #permit.success(),
             ::core::result::Result::Err(#error) => #permit.failure(#verdict),

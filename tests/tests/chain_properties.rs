@@ -7,8 +7,8 @@
 use std::cell::RefCell;
 
 use breaker_core::{
-    Backup, BackupSpent, ChainObserver, ChainPhase, Duration, FallbackChain, FallbackEvent, Instant, ManualClock,
-    Outcome, Policy, Route, Verdict,
+    Backup, BackupSpent, ChainError, ChainObserver, ChainPhase, Duration, FallbackChain, FallbackEvent, Instant,
+    ManualClock, Outcome, Policy, Route, Verdict,
 };
 use proptest::prelude::*;
 
@@ -186,6 +186,8 @@ impl Reference {
 enum Op {
     Advance(u32),
     Turn(Answer),
+    /// A turn made through `FallbackChain::call_classified` instead of `route`.
+    Call(Answer),
     /// A turn that takes the Recovering probe and, while it is out, a second turn.
     Overlap(Answer, Answer),
     Disable(usize),
@@ -204,7 +206,8 @@ fn answer() -> impl Strategy<Value = Answer> {
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         4 => (0u32..400).prop_map(Op::Advance),
-        8 => answer().prop_map(Op::Turn),
+        5 => answer().prop_map(Op::Turn),
+        3 => answer().prop_map(Op::Call),
         2 => (answer(), answer()).prop_map(|(a, b)| Op::Overlap(a, b)),
         1 => (0usize..4).prop_map(Op::Disable),
         1 => (0usize..4).prop_map(Op::Enable),
@@ -301,6 +304,29 @@ fn run<const N: usize>(
                     step
                 );
                 turn.record(outcome(a));
+                reference.end_turn(expected, a, now);
+            }
+            Op::Call(a) => {
+                let expected = reference.begin_turn(now);
+                let mut called = None;
+                let result = chain.call_classified(
+                    &clock,
+                    |route| {
+                        called = Some(route);
+                        match outcome(a) {
+                            Outcome::Success => Ok(()),
+                            Outcome::Error(v) => Err(v),
+                        }
+                    },
+                    |v| *v,
+                );
+                let got = match (called, result) {
+                    (Some(route), _) => ref_route(route),
+                    (None, Err(ChainError::Exhausted { retry_in })) => ref_route(Route::Exhausted { retry_in }),
+                    (None, Err(ChainError::Probing)) => RefRoute::Probing,
+                    (None, other) => return Err(TestCaseError::fail(format!("step {step}: {other:?} without a call"))),
+                };
+                prop_assert_eq!(got, expected, "step {}: {:?}", step, op);
                 reference.end_turn(expected, a, now);
             }
             Op::Overlap(a, b) => {
