@@ -825,7 +825,8 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
     /// The primary's breaker: its state is the chain's phase. Everything a
     /// [`SharedBreaker`] does: counters, [`reset`](SharedBreaker::reset) (a recovery by
     /// hand: every backup's count is cleared), [`force_open`](SharedBreaker::force_open)
-    /// (every turn to the backups until reset), snapshots.
+    /// (every turn to the backups until reset), snapshots (of the primary's breaker only:
+    /// the backups' counts and the sticky flag start afresh after a restore).
     pub fn breaker(&self) -> &SharedBreaker<Backups<N, O>> {
         &self.breaker
     }
