@@ -11,6 +11,7 @@
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
 #   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
+#   BENCH=compose bench/callgrind.sh   # the `compose` benchmark's cases (chain, router, fallback)
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
 set -euo pipefail
@@ -36,21 +37,16 @@ for arg in "$@"; do
     case "$arg" in
         --asm) ASM=1 ;;
         -h | --help)
-            sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *) CASES+=("$arg") ;;
     esac
 done
+# BENCH names the benchmark whose cases run when none are named: `peers` (with the
+# ladder's cases), or every case another benchmark lists (`hal`, `compose`, ...).
 BENCH=${BENCH:-peers}
-if [[ $BENCH != peers && $BENCH != hal ]]; then
-    echo "callgrind.sh: BENCH must be peers or hal (got $BENCH)" >&2
-    exit 1
-fi
-if ((${#CASES[@]} == 0)) && [[ $BENCH == hal ]]; then
-    CASES=(hal-bare hal-by-hand hal-guarded hal-table hal-refused)
-fi
-if ((${#CASES[@]} == 0)); then
+if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
     CASES=(
         closure
         ref-a
@@ -76,13 +72,14 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-echo "building the peers, ladder and hal benchmarks (release, bench profile)..." >&2
-cargo bench -p bench --bench peers --bench ladder --bench hal --no-run --message-format=json >"$WORK/build.json"
+BENCHES=(peers ladder hal compose)
+echo "building the ${BENCHES[*]} benchmarks (release, bench profile)..." >&2
+cargo bench -p bench $(printf -- '--bench %s ' "${BENCHES[@]}") --no-run --message-format=json >"$WORK/build.json"
 executable() { # the built benchmark named $1
     grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep "/$1-" | tail -n 1
 }
 declare -A EXE_OF # case -> the benchmark binary that runs it (each lists its cases)
-for b in peers ladder hal; do
+for b in "${BENCHES[@]}"; do
     exe=$(executable "$b")
     if [[ -z $exe || ! -x $exe ]]; then
         echo "callgrind.sh: could not find the built $b benchmark executable" >&2
@@ -90,7 +87,14 @@ for b in peers ladder hal; do
     fi
     [[ $b == peers ]] && EXE=$exe
     while read -r c _; do EXE_OF[$c]=$exe; done < <("$exe" --list)
+    if ((${#CASES[@]} == 0)) && [[ $b == "$BENCH" ]]; then
+        mapfile -t CASES < <("$exe" --list | cut -f1)
+    fi
 done
+if ((${#CASES[@]} == 0)); then
+    echo "callgrind.sh: BENCH must be one of ${BENCHES[*]} (got $BENCH)" >&2
+    exit 1
+fi
 
 # Total instructions of one run: the `summary:` line of the callgrind out file.
 instructions() {

@@ -49,6 +49,9 @@ cargo test --workspace
 step "loom model checks of the shared breaker"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom --release
 
+step "loom model checks of the fallback chain (one Recovering probe)"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom_chain --release
+
 # ---- no_std -----------------------------------------------------------------------------
 step "no_std builds for thumb targets"
 for t in thumbv6m-none-eabi thumbv7em-none-eabihf; do

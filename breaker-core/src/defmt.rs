@@ -4,8 +4,10 @@
 use defmt::{write, Format, Formatter};
 
 use crate::registry::{Duplicate, Entry};
+use crate::router::Row;
 use crate::{
-    Breaker, Clock, GlobalClock, Ladder, ManualClock, Observer, OwnedPass, Pass, Permit, SharedBreaker, SharedPermit,
+    Backups, Breaker, ChainObserver, Clock, FallbackChain, GlobalClock, HealthRouter, Ladder, ManualClock, Observer,
+    OwnedPass, Pass, Permit, SharedBreaker, SharedPermit, Tool, Turn,
 };
 
 impl<O: Observer> Format for Breaker<O> {
@@ -105,5 +107,52 @@ impl<const N: usize, O: Observer> Format for crate::DeviceBreakers<N, O> {
             write!(f, " {=u8:#04x}: {}", address, breaker);
         }
         write!(f, " }}");
+    }
+}
+
+impl<const N: usize, O: ChainObserver> Format for FallbackChain<N, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "FallbackChain {{ primary: {=str}, backups: {}, counters: {} }}",
+            self.primary(),
+            self.backups(),
+            self.breaker().counters()
+        )
+    }
+}
+
+impl<const N: usize, O: ChainObserver> Format for Backups<N, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Backups {{ count: {=usize} }}", N)
+    }
+}
+
+impl<C: Clock, const N: usize, O: ChainObserver> Format for Turn<'_, C, N, O> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Turn {{ route: {} }}", self.route())
+    }
+}
+
+impl Format for Tool {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Tool {{ name: {=str} }}", self.name())
+    }
+}
+
+impl Format for Row {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "Row {{ tool: {=str}, substitutes: {=usize} }}",
+            self.tool().name(),
+            self.substitutes().len()
+        )
+    }
+}
+
+impl<const N: usize> Format for HealthRouter<N> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "HealthRouter {{ report: {} }}", self.report())
     }
 }

@@ -16,6 +16,7 @@ extern crate self as breaker_core;
 pub mod __private;
 mod atomic;
 mod breaker;
+pub mod chain;
 #[cfg(feature = "defmt")]
 mod defmt;
 mod global_clock;
@@ -29,6 +30,7 @@ mod policy;
 pub mod registry;
 mod retry;
 mod rng;
+pub mod router;
 mod shared;
 mod snapshot;
 #[cfg(feature = "std")]
@@ -36,6 +38,10 @@ mod stderr_log;
 mod time;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
+pub use chain::{
+    Backup, BackupReport, BackupSpent, Backups, ChainError, ChainObserver, ChainPhase, ChainReport, FallbackChain,
+    FallbackEvent, Route, Turn, DEFAULT_CHAIN_POLICY,
+};
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]
 pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
@@ -46,6 +52,7 @@ pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
 pub use retry::{Delays, Jitter, RetryPolicy, RetryPolicyError, MAX_RETRIES};
+pub use router::{Choice, HealthRouter, RouterError, Row, Tool};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use snapshot::{DecodeError, Snapshot};
 #[cfg(feature = "std")]

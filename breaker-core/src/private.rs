@@ -74,6 +74,13 @@ pub fn refused<E: CarriesRefusal>(refused: Refused) -> E {
     E::from_refused(refused)
 }
 
+/// Runs a `fallback = ...` function's body, a closure so that its `return`s and `?`s end
+/// the body and not the wrapper that reports its outcome.
+#[inline(always)]
+pub fn run<R>(body: impl FnOnce() -> R) -> R {
+    body()
+}
+
 /// Without `classify = ...`, the error type's [`Classify`] impl gives the verdict.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not say which failures should trip the circuit breaker",

@@ -52,10 +52,11 @@ use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
 /// it was ever called or not.
 ///
 /// `register!(BREAKER, "name", CLOCK)`: the path of a `static SharedBreaker<O>` (any
-/// observer that is `Sync`), its registry name (a `&'static str` constant expression), and
-/// the path of a `static` clock (implementing [`Clock`] + `Sync`) that the registry reads
-/// for "now": the clock the breaker's callers use. It may appear wherever an item may: at
-/// module level or inside a function.
+/// observer that is `Sync`) or of a `static` [`FallbackChain`](crate::FallbackChain) (its
+/// primary's breaker is listed: the chain's phase is that breaker's), its registry name (a
+/// `&'static str` constant expression), and the path of a `static` clock (implementing
+/// [`Clock`] + `Sync`) that the registry reads for "now": the clock the breaker's callers
+/// use. It may appear wherever an item may: at module level or inside a function.
 ///
 /// `register!(TABLE[address], "name", CLOCK)` lists the breaker a
 /// `DeviceBreakers` table (feature `embedded-hal`) keeps for one
@@ -93,14 +94,28 @@ macro_rules! register {
         const _: () = {
             #[$crate::__private::linkme::distributed_slice($crate::__private::BREAKERS)]
             #[linkme(crate = $crate::__private::linkme)]
-            static __BREAKER_CORE_ENTRY: $crate::__private::Entry =
-                $crate::__private::Entry::new($name, &$breaker, &$clock, ::core::file!(), ::core::line!());
+            static __BREAKER_CORE_ENTRY: $crate::__private::Entry = $crate::__private::Entry::new(
+                $name,
+                $breaker.__registry_breaker(),
+                &$clock,
+                ::core::file!(),
+                ::core::line!(),
+            );
         };
     };
 }
 
 /// A registered breaker, whatever its observer: every [`SharedBreaker`] coerces to this.
 pub type AnyBreaker = SharedBreaker<dyn Observer + Sync>;
+
+impl<O: Observer + Sync + 'static> SharedBreaker<O> {
+    /// The breaker as the registry holds it: what [`register!`](crate::register) lists
+    /// (each kind of `static` it takes has a `const fn` of this name). Not public API.
+    #[doc(hidden)]
+    pub const fn __registry_breaker(&'static self) -> &'static AnyBreaker {
+        self
+    }
+}
 
 /// One registered breaker: its name, where it was defined, the breaker, and the clock it
 /// reads (so that "now" means the same thing to the registry as to the function).
@@ -172,6 +187,11 @@ impl Entry {
     /// A reading of the clock this breaker's function uses.
     pub fn now(&self) -> Instant {
         self.clock.now()
+    }
+
+    /// The clock this breaker's function uses (the one [`Entry::now`] reads).
+    pub fn clock(&self) -> &'static (dyn Clock + Sync) {
+        self.clock
     }
 
     /// The state now (pure).

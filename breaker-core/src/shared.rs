@@ -299,6 +299,77 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
         self.call_slow(clock, ticket, f, classify)
     }
 
+    /// [`SharedBreaker::call_classified`] for a call whose fallback needs what the call
+    /// owns: `f` runs whether or not the breaker admits the call, and is told which.
+    /// Admitted, `f(Ok(probe))` makes the call (`probe`: it is the half-open probe), and
+    /// its outcome is reported (classified by `classify`) exactly as `call_classified`
+    /// reports it, on the same happy path (no clock read, nothing written). Refused,
+    /// `f(Err(refused))` answers instead (a
+    /// fallback), and its result is returned as it is, not reported: the refusal is
+    /// counted as a skip, as always. One closure serves both branches, so the arguments it
+    /// owns can go to either; `#[circuit_breaker(fallback = ..)]` expands to it.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, ManualClock, Instant, Policy, SharedBreaker, Verdict};
+    ///
+    /// static MODEM: SharedBreaker = SharedBreaker::new(&Policy::new(1, Duration::from_secs(30)));
+    /// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    ///
+    /// fn send(frame: Vec<u8>, fail: bool) -> Result<String, ()> {
+    ///     MODEM.call_or_else(
+    ///         &CLOCK,
+    ///         move |admitted| match admitted {
+    ///             Ok(_) if fail => Err(()),
+    ///             Ok(_probe) => Ok(format!("sent {} bytes", frame.len())),
+    ///             Err(_refused) => Ok(format!("queued {} bytes", frame.len())),
+    ///         },
+    ///         |_| Verdict::Strike,
+    ///     )
+    /// }
+    /// assert_eq!(send(vec![1, 2], true), Err(()));
+    /// assert_eq!(send(vec![1, 2], false).unwrap(), "queued 2 bytes"); // tripped (trip = 1)
+    /// ```
+    #[inline]
+    pub fn call_or_else<T, E>(
+        &self,
+        clock: &impl Clock,
+        f: impl FnOnce(Result<bool, Refused>) -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, E> {
+        let w = self.inner.word.load(Ordering::Acquire);
+        if let Some(ticket) = Core::hot_ticket(w) {
+            // As in `call_classified`: closed with nothing pending, no permit guard.
+            return match f(Ok(false)) {
+                Ok(v) => {
+                    if self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK != 0 {
+                        self.record_ticket(ticket, Outcome::Success, clock.now());
+                    }
+                    Ok(v)
+                }
+                Err(e) => {
+                    self.record_ticket(ticket, Outcome::Error(classify(&e)), clock.now());
+                    Err(e)
+                }
+            };
+        }
+        match self.gate(w, clock) {
+            Ok(ticket) => {
+                let permit = Permit::new(self, clock, ticket);
+                match f(Ok(ticket.probe)) {
+                    Ok(v) => {
+                        permit.record(Outcome::Success);
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        permit.record(Outcome::Error(classify(&e)));
+                        Err(e)
+                    }
+                }
+            }
+            Err(refused) => f(Err(refused)),
+        }
+    }
+
     // Cold: keeps the closed-state loop of a caller one straight block.
     #[cold]
     #[inline(never)]

@@ -25,10 +25,11 @@ mod kw {
     syn::custom_keyword!(log);
     syn::custom_keyword!(classify);
     syn::custom_keyword!(clock);
+    syn::custom_keyword!(fallback);
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, clock, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -61,6 +62,8 @@ pub struct Args {
     pub log: Option<bool>,
     pub classify: Option<Path>,
     pub clock: Option<Path>,
+    /// `fallback = path`: called with the same arguments when the breaker refuses.
+    pub fallback: Option<Path>,
     pub krate: Option<Path>,
     /// The retry arguments (`retry.rs`).
     pub retry: crate::retry::RetryArgs,
@@ -94,6 +97,7 @@ enum Key {
     Log,
     Classify,
     Clock,
+    Fallback,
     Crate,
 }
 
@@ -110,6 +114,7 @@ impl Key {
             Key::Log => "log",
             Key::Classify => "classify",
             Key::Clock => "clock",
+            Key::Fallback => "fallback",
             Key::Crate => "crate",
         }
     }
@@ -126,6 +131,7 @@ impl Key {
             Key::Log => "log",
             Key::Classify => "classify = my_verdict",
             Key::Clock => "clock = CLOCK",
+            Key::Fallback => "fallback = send_cached",
             Key::Crate => "crate = ::breaker_core",
         }
     }
@@ -227,6 +233,13 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
                 "`clock` takes a path to a `static` implementing `breaker_core::Clock`, such as `clock = CLOCK`",
             )
         }
+        Key::Fallback => {
+            args.fallback = path_value(
+                &value,
+                errors,
+                "`fallback` takes a path to a function with the same arguments and return type, called when the breaker refuses, such as `fallback = send_cached` or `fallback = Self::send_cached`; write a closure as a named `fn`",
+            )
+        }
         Key::Crate => {
             args.krate = path_value(
                 &value,
@@ -295,6 +308,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::log => Key::Log,
         kw::classify => Key::Classify,
         kw::clock => Key::Clock,
+        kw::fallback => Key::Fallback,
         syn::token::Crate => Key::Crate,
     }
     if input.peek(syn::Ident::peek_any) {

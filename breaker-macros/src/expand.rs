@@ -25,7 +25,9 @@ pub fn default_crate() -> Path {
 }
 
 /// The wrapped function.
-pub fn expand(config: Config, shape: Shape, func: ItemFn) -> TokenStream {
+pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
+    // With `fallback`, parameters written as patterns are named, to be passed on.
+    let fallback_args = config.fallback.as_ref().map(|_| crate::fallback::rebind(&mut func));
     let krate = config.krate.clone().unwrap_or_else(default_crate);
     let private = quote!(#krate::__private);
     let ItemFn {
@@ -222,6 +224,20 @@ pub fn expand(config: Config, shape: Shape, func: ItemFn) -> TokenStream {
                 }
             }
         }
+    } else if let (Some(path), Some(args)) = (&config.fallback, &fallback_args) {
+        crate::fallback::body(&crate::fallback::Parts {
+            private: &private,
+            sig: &sig,
+            path,
+            args,
+            ret: shape.nameable.then_some(&shape.ret),
+            statics: &statics,
+            breaker: &breaker,
+            clock: &clock,
+            body: &quote!(#fake_return #(#stmts)*),
+            error: &error_var,
+            verdict: &verdict_of_error,
+        })
     } else if sig.asyncness.is_some() {
         // The permit lives across the `.await`: a future dropped mid-call drops it
         // unanswered, which counts a probe as failed (the shared breaker's rule).

@@ -5,6 +5,7 @@ mod args;
 mod duration;
 mod errors;
 mod expand;
+mod fallback;
 mod retry;
 mod validate;
 
@@ -55,7 +56,8 @@ use crate::errors::Errors;
 ///   body's `.await`, and reports with `success()` / `failure(verdict)`, so a future
 ///   dropped mid-call follows the permit's rule (a dropped probe counts as failed).
 /// - A refused call does not run the body and returns `Err(E::from(refused))`: the error
-///   type must implement `From<`[`Refused`]`>`.
+///   type must implement `From<`[`Refused`]`>`. With `fallback = path` it returns
+///   `path`'s result instead (see [Fallback](#fallback)).
 /// - A failed call's verdict ([`Verdict`]) comes from `E`'s [`Classify`] impl, or from the
 ///   `classify` function.
 /// - The clock is read only when the breaker needs the time: never on the closed-state
@@ -81,6 +83,7 @@ use crate::errors::Errors;
 /// | `log` | flag: `log`, or `log = true` / `log = false`: log every transition, under the registry name | off |
 /// | `classify` | path to a `fn(&E) -> Verdict` | `E`'s [`Classify`] impl |
 /// | `clock` | path to a `static` implementing [`Clock`] + `Sync` | `__private::DefaultClock`: [`GlobalClock`] in breaker-core, embassy-time in breaker-embedded |
+/// | `fallback` | path to a function with the same arguments and return type (`async` if the function is), called instead when the breaker refuses | none: a refusal returns `Err(E::from(refused))` |
 /// | `crate` | path to the runtime crate, when it is re-exported | `::breaker_embedded` if a dependency, else `::breaker_core` (under its name in `Cargo.toml`) |
 /// | `retry` | integer literal, 1 to 255: retries after the first attempt, through a [retry ladder](#retries) in front of the breaker | none: one attempt |
 /// | `retry_delay` | duration string: the delay before the first retry | `"100ms"` |
@@ -144,6 +147,55 @@ use crate::errors::Errors;
 ///   through breaker-core needs `retry_sleep` (a compile error says so).
 /// - The clock of the budget is the breaker's (`clock`).
 ///
+/// # Fallback
+///
+/// `fallback = path` is what resilience4j's `fallbackMethod` does: when the breaker
+/// refuses a call, the body is not run, and the function returns `path(arguments..)`
+/// (`path(arguments..).await` for an `async fn`) instead of a refusal. The body never
+/// ran, so the arguments are all still there to pass on.
+///
+/// ```
+/// use breaker_core::{circuit_breaker, Classify};
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Nack;
+/// impl Classify for Nack {}
+///
+/// /// Sends over LoRa; while LoRa's breaker is open, over NB-IoT.
+/// #[circuit_breaker(trip = 2, cooldown = "30s", fallback = send_nb_iot)]
+/// fn send_lora(frame: &[u8], fail: bool) -> Result<&'static str, Nack> {
+///     if fail { Err(Nack) } else { Ok("lora") }
+/// }
+///
+/// fn send_nb_iot(_frame: &[u8], _fail: bool) -> Result<&'static str, Nack> {
+///     Ok("nb-iot")
+/// }
+///
+/// assert_eq!(send_lora(b"hi", true), Err(Nack)); // the body's own errors are returned
+/// assert_eq!(send_lora(b"hi", true), Err(Nack));
+/// assert_eq!(send_lora(b"hi", false), Ok("nb-iot")); // refused: the fallback answers
+/// ```
+///
+/// - Only a refusal calls the fallback: the body's own errors are returned as they are
+///   (they are what trips the breaker). The refusal still counts as a skip; what the
+///   fallback does is not reported to this breaker (give it its own `#[circuit_breaker]`
+///   if it should have one).
+/// - The error type need not implement `From<`[`Refused`]`>`: no refusal becomes an error.
+/// - **Methods**: the receiver is passed first, as `self`, exactly as the method received
+///   it (`&Self`, `&mut Self`, `Self`, `Box<Self>`..), so the fallback is a method with the
+///   same receiver, `fallback = Self::send_cached`, or a function taking the receiver's
+///   type first.
+/// - Parameters written as patterns (`(a, b): (u8, u8)`, `_: u8`) are given a name in the
+///   expanded signature and destructured at the top of the body, so they can be passed on.
+/// - The fallback is checked by the compiler against the function's signature, and a
+///   mismatch is reported at the fallback's name: a wrong return type, or a sync fallback
+///   for an `async fn` (or the other way round), says which signature is expected
+///   (``expected `async fn(&[u8]) -> Result<usize, Nack>` ``); a wrong number of
+///   arguments is the compiler's own "function is expected to take 2 arguments".
+/// - A function cannot be its own fallback (it would be refused again, for ever).
+/// - `fallback` and `retry` do not combine yet: the retried attempts take the arguments, so
+///   none are left to pass to a fallback (a compile error says so).
+///
 /// # Logging transitions
 ///
 /// With `log`, each change of phase is one line naming the breaker by its registry name.
@@ -191,20 +243,24 @@ use crate::errors::Errors;
 /// - `max_cooldown` shorter than `cooldown`; `max_cooldown` without `backoff` above 1;
 ///   `backoff` above 1 without `max_cooldown`;
 /// - `name` that is not a string literal, or is empty;
-/// - `classify`, `clock`, `crate` or `retry_sleep` that is not a path;
+/// - `classify`, `clock`, `fallback`, `crate` or `retry_sleep` that is not a path;
 /// - `retry = 0`, `retry` above 255, `retry_backoff` outside 1 to 255, either not an
 ///   integer literal; `retry_jitter` that is not one of the four strings; any `retry_*`
 ///   argument without `retry`; `retry_max_delay` shorter than `retry_delay`;
 /// - with `retry`: an argument taken by value whose type is not `Clone`, reported at the
 ///   argument; a method taking `self` by value; an `async fn` through breaker-core without
 ///   `retry_sleep`;
+/// - a `fallback` that is the function itself (`fallback = send` on `send`, or
+///   `fallback = Self::send` on a method `send`); `fallback` together with `retry`;
 /// - applied to something that is not a function, or to a function without a body;
 /// - a `const fn`;
 /// - no return type, or one that is not written as `Result<..>` (aliases such as
 ///   `io::Result<T>` are fine);
 /// - (type-checked) an error type without `From<Refused>`, or without [`Classify`] when
 ///   no `classify` is given, reported at the error type with what to add; a `classify`
-///   function whose signature is not `fn(&E) -> Verdict`, reported at the path.
+///   function whose signature is not `fn(&E) -> Verdict`, reported at the path; a
+///   `fallback` whose arguments, return type or `async` differ from the function's,
+///   reported at its name with the signature expected.
 ///
 /// [`SharedBreaker`]: https://docs.rs/breaker-core/latest/breaker_core/struct.SharedBreaker.html
 /// [`SharedBreaker::call_classified`]: https://docs.rs/breaker-core/latest/breaker_core/struct.SharedBreaker.html#method.call_classified
@@ -239,6 +295,15 @@ pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
     let shape = func.as_ref().and_then(|f| validate::check_fn(&f.sig, &mut errors));
     if let (Some(func), Some(_)) = (&func, &config.retry) {
         retry::check_fn(&func.sig, &mut errors);
+    }
+    if let (Some(f), Some(path)) = (&func, &config.fallback) {
+        fallback::check(&f.sig, path, &mut errors);
+        if config.retry.is_some() {
+            errors.push(syn::Error::new_spanned(
+                path,
+                "`fallback` and `retry` cannot be combined yet: each retried attempt takes the arguments, so none are left to pass to the fallback; drop `retry`, or call the retried function from another annotated with `fallback`",
+            ));
+        }
     }
 
     match (func, shape) {

@@ -27,6 +27,7 @@ pub struct Config {
     pub log: bool,
     pub classify: Option<Path>,
     pub clock: Option<Path>,
+    pub fallback: Option<Path>,
     pub krate: Option<Path>,
     /// Retries (`retry.rs`), when `retry` is given.
     pub retry: Option<crate::retry::RetryConfig>,
@@ -81,6 +82,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         log: args.log.unwrap_or(false),
         classify: args.classify,
         clock: args.clock,
+        fallback: args.fallback,
         krate: args.krate,
         retry: crate::retry::config(args.retry, errors),
     }
@@ -168,7 +170,7 @@ fn result_error_span(ty: &Type) -> Option<Span> {
 }
 
 /// A type as users write it: `Option<u32>`, not `Option < u32 >`.
-fn type_text(ty: &Type) -> String {
+pub(crate) fn type_text(ty: &Type) -> String {
     let mut text = ty.to_token_stream().to_string();
     for (from, to) in [
         (" < ", "<"),

@@ -1,0 +1,446 @@
+//! The health router: asked for a tool, it calls the tool if its breaker would allow a call,
+//! else the tool's first healthy substitute, else refuses softly.
+//!
+//! loopctl's `HealthRouter`, over breakers the program already has: `static`
+//! [`SharedBreaker`](crate::SharedBreaker)s ([`Tool::new`]) or [`registry`]
+//! entries by name ([`Tool::registered`]: a `#[circuit_breaker]` function's breaker, or a
+//! static listed with [`register!`](crate::register)). The table is fixed: `N` rows, each a
+//! tool and its substitutes in order of preference, all in a `static`.
+//!
+//! It chooses with each breaker's **pure oracle** (`would_allow`), which changes nothing,
+//! so it never takes the probe of a tool it does not call; then it calls the chosen tool
+//! through that tool's **gate** (`try_acquire`). A gate refusing what its oracle allowed an
+//! instant earlier (another caller took the probe in between) costs nothing: the router
+//! moves on to the next candidate. When no candidate is healthy the answer is a soft,
+//! typed refusal that prints as `tool temporarily unavailable: circuit breaker open`.
+//! Every substitution and refusal is counted per row ([`HealthRouter::report`]).
+//!
+//! Visibility: the router owns no breaker. Its tools' breakers are what a dashboard reads
+//! in the registry (list hand-built statics with [`register!`](crate::register)); the
+//! router's own figures are in [`HealthRouter::report`].
+//!
+//! ```
+//! use breaker_core::{CallError, Classify, Duration, HealthRouter, Instant, ManualClock, Policy, Row, RouterError, SharedBreaker, Tool};
+//!
+//! #[derive(Debug)]
+//! struct Down;
+//! impl Classify for Down {}
+//!
+//! static POLICY: Policy = Policy::new(1, Duration::from_secs(30));
+//! static SEARCH: SharedBreaker = SharedBreaker::new(&POLICY);
+//! static MIRROR: SharedBreaker = SharedBreaker::new(&POLICY);
+//! static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+//! static ROUTER: HealthRouter<1> = HealthRouter::new([Row::new(
+//!     Tool::new("search", &SEARCH, &CLOCK),
+//!     &[Tool::new("search-mirror", &MIRROR, &CLOCK)],
+//! )]);
+//!
+//! // "search" fails once and trips (trip = 1): the router substitutes the mirror.
+//! assert!(matches!(ROUTER.call("search", |_| Err::<(), _>(Down)), Err(RouterError::Inner(Down))));
+//! let served_by = ROUTER.call("search", |tool| Ok::<_, Down>(tool.name())).unwrap();
+//! assert_eq!(served_by, "search-mirror");
+//! assert_eq!(ROUTER.report()[0].substitutions, 1);
+//! ```
+
+use core::convert::Infallible;
+use core::fmt;
+
+use crate::atomic::{AtomicU32, Ordering};
+use crate::registry::{self, AnyBreaker, LookupError};
+use crate::{Classify, Clock, Outcome, Verdict};
+
+/// One tool the router can call: a name and a breaker (with the clock its callers read).
+#[derive(Clone, Copy)]
+pub struct Tool {
+    name: &'static str,
+    source: Source,
+}
+
+#[derive(Clone, Copy)]
+enum Source {
+    Breaker {
+        breaker: &'static AnyBreaker,
+        clock: &'static (dyn Clock + Sync),
+    },
+    Registered,
+}
+
+impl fmt::Debug for Tool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let source = match self.source {
+            Source::Breaker { .. } => "static",
+            Source::Registered => "registry",
+        };
+        f.debug_struct("Tool")
+            .field("name", &self.name)
+            .field("source", &source)
+            .finish()
+    }
+}
+
+impl Tool {
+    /// A tool guarded by `breaker` (any `static` [`SharedBreaker`](crate::SharedBreaker),
+    /// whatever its observer), whose callers read `clock`.
+    pub const fn new(name: &'static str, breaker: &'static AnyBreaker, clock: &'static (dyn Clock + Sync)) -> Tool {
+        Tool {
+            name,
+            source: Source::Breaker { breaker, clock },
+        }
+    }
+
+    /// The tool whose breaker is registered as `name`, with the clock its entry names:
+    /// looked up at each use. A name that is not registered, or registered twice, makes
+    /// the tool unavailable; [`HealthRouter::check`] finds such names at start-up.
+    pub const fn registered(name: &'static str) -> Tool {
+        Tool {
+            name,
+            source: Source::Registered,
+        }
+    }
+
+    /// The name the router knows it by.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The breaker and its clock.
+    pub fn breaker(&self) -> Result<(&'static AnyBreaker, &'static (dyn Clock + Sync)), LookupError> {
+        match self.source {
+            Source::Breaker { breaker, clock } => Ok((breaker, clock)),
+            Source::Registered => registry::get(self.name).map(|e| (e.breaker(), e.clock())),
+        }
+    }
+
+    /// The pure oracle of the tool's breaker: would a call be allowed now? Never takes the
+    /// probe. An unresolved registry name is never allowed.
+    pub fn would_allow(&self) -> bool {
+        self.breaker().is_ok_and(|(b, clock)| b.would_allow(clock.now()))
+    }
+}
+
+/// One row of the table: a tool and its substitutes, in order of preference.
+#[derive(Clone, Copy, Debug)]
+pub struct Row {
+    tool: Tool,
+    substitutes: &'static [Tool],
+}
+
+impl Row {
+    /// `tool`, standing in for which `substitutes` are tried in order.
+    pub const fn new(tool: Tool, substitutes: &'static [Tool]) -> Row {
+        Row { tool, substitutes }
+    }
+
+    /// The tool.
+    pub const fn tool(&self) -> &Tool {
+        &self.tool
+    }
+
+    /// Its substitutes, in order of preference.
+    pub const fn substitutes(&self) -> &'static [Tool] {
+        self.substitutes
+    }
+
+    /// The tool, then its substitutes.
+    fn candidates(&self) -> impl Iterator<Item = &Tool> {
+        core::iter::once(&self.tool).chain(self.substitutes)
+    }
+}
+
+/// What the router would call for a tool, by the pure oracles: [`HealthRouter::choose`].
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum Choice<'a> {
+    /// The tool itself: its breaker would allow a call.
+    Itself(&'a Tool),
+    /// A substitute: the tool's breaker would refuse, this one's would allow.
+    Substitute {
+        /// The tool asked for.
+        asked: &'a Tool,
+        /// The substitute.
+        with: &'a Tool,
+        /// Its place among the tool's substitutes (0 is the first).
+        rank: usize,
+    },
+    /// Neither the tool nor any substitute would be allowed.
+    Unavailable(&'a Tool),
+}
+
+impl<'a> Choice<'a> {
+    /// The tool that would be called, if any.
+    pub fn tool(&self) -> Option<&'a Tool> {
+        match *self {
+            Choice::Itself(t) | Choice::Substitute { with: t, .. } => Some(t),
+            Choice::Unavailable(_) => None,
+        }
+    }
+}
+
+/// Why the router called nothing, or the called tool's own error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum RouterError<E> {
+    /// The soft refusal: neither the tool nor any substitute is healthy. Nothing was called.
+    Unavailable {
+        /// The tool asked for.
+        tool: &'static str,
+    },
+    /// The tool is not in the router's table. Nothing was called.
+    UnknownTool,
+    /// A tool was called and failed.
+    Inner(E),
+}
+
+impl<E> RouterError<E> {
+    /// The called tool's own error, if one was called.
+    pub fn into_inner(self) -> Option<E> {
+        match self {
+            RouterError::Inner(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for RouterError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RouterError::Unavailable { .. } => f.write_str("tool temporarily unavailable: circuit breaker open"),
+            RouterError::UnknownTool => f.write_str("no such tool in the health router"),
+            RouterError::Inner(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: core::error::Error + 'static> core::error::Error for RouterError<E> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            RouterError::Inner(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A registry name in the table that does not resolve to exactly one breaker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Misconfigured {
+    /// The name.
+    pub name: &'static str,
+    /// What the registry answered.
+    pub error: LookupError,
+}
+
+impl fmt::Display for Misconfigured {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "health router tool `{}`: {}", self.name, self.error)
+    }
+}
+
+impl core::error::Error for Misconfigured {}
+
+/// One row's figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct RowReport {
+    /// The tool.
+    pub tool: &'static str,
+    /// Requests that reached a tool: the tool itself or a substitute (saturating).
+    pub served: u32,
+    /// Of those, requests a substitute served (saturating).
+    pub substitutions: u32,
+    /// Requests refused softly: nothing healthy (saturating).
+    pub refusals: u32,
+}
+
+struct RowCounts {
+    served: AtomicU32,
+    substitutions: AtomicU32,
+    refusals: AtomicU32,
+}
+
+impl RowCounts {
+    #[cfg(not(loom))]
+    const fn new() -> RowCounts {
+        RowCounts {
+            served: AtomicU32::new(0),
+            substitutions: AtomicU32::new(0),
+            refusals: AtomicU32::new(0),
+        }
+    }
+
+    #[cfg(loom)]
+    fn new() -> RowCounts {
+        RowCounts {
+            served: AtomicU32::new(0),
+            substitutions: AtomicU32::new(0),
+            refusals: AtomicU32::new(0),
+        }
+    }
+}
+
+/// A fixed table of `N` tools, each with its ordered substitutes. See the
+/// [module documentation](crate::router).
+pub struct HealthRouter<const N: usize> {
+    rows: [Row; N],
+    counts: [RowCounts; N],
+}
+
+impl<const N: usize> fmt::Debug for HealthRouter<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HealthRouter")
+            .field("rows", &self.rows)
+            .field("report", &self.report())
+            .finish()
+    }
+}
+
+impl<const N: usize> HealthRouter<N> {
+    /// A router over `rows`.
+    #[cfg(not(loom))]
+    pub const fn new(rows: [Row; N]) -> Self {
+        HealthRouter {
+            rows,
+            counts: [const { RowCounts::new() }; N],
+        }
+    }
+
+    /// A router over `rows` (not `const` under loom).
+    #[cfg(loom)]
+    pub fn new(rows: [Row; N]) -> Self {
+        HealthRouter {
+            rows,
+            counts: core::array::from_fn(|_| RowCounts::new()),
+        }
+    }
+
+    /// The rows.
+    pub fn rows(&self) -> &[Row; N] {
+        &self.rows
+    }
+
+    fn find(&self, tool: &str) -> Option<(&Row, &RowCounts)> {
+        self.rows.iter().zip(&self.counts).find(|(r, _)| r.tool.name == tool)
+    }
+
+    /// What would be called for `tool` now, by the pure oracles: nothing changes, no
+    /// probe is taken. `None` if `tool` is not in the table.
+    pub fn choose(&self, tool: &str) -> Option<Choice<'_>> {
+        let (row, _) = self.find(tool)?;
+        let choice = match row.candidates().enumerate().find(|(_, t)| t.would_allow()) {
+            Some((0, t)) => Choice::Itself(t),
+            Some((rank, with)) => Choice::Substitute {
+                asked: &row.tool,
+                with,
+                rank: rank - 1,
+            },
+            None => Choice::Unavailable(&row.tool),
+        };
+        Some(choice)
+    }
+
+    /// Calls `tool`, or its first healthy substitute, through that tool's gate: `f` gets
+    /// the tool chosen and makes the call; its error's [`Classify`] verdict is reported to
+    /// that tool's breaker. Nothing healthy: [`RouterError::Unavailable`], `f` not called.
+    ///
+    /// For tools whose breaker only the router gates. A tool that gates itself (a
+    /// `#[circuit_breaker]` function) goes through [`HealthRouter::select`] instead.
+    pub fn call<T, E: Classify>(&self, tool: &str, f: impl FnOnce(&Tool) -> Result<T, E>) -> Result<T, RouterError<E>> {
+        self.call_classified(tool, f, |e| e.verdict())
+    }
+
+    /// [`HealthRouter::call`] with the verdict given by `classify`.
+    pub fn call_classified<T, E>(
+        &self,
+        tool: &str,
+        f: impl FnOnce(&Tool) -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, RouterError<E>> {
+        let (row, counts) = self.find(tool).ok_or(RouterError::UnknownTool)?;
+        for (rank, candidate) in row.candidates().enumerate() {
+            let Ok((breaker, clock)) = candidate.breaker() else {
+                continue;
+            };
+            // The oracle first: a tool it rules out is never asked through its gate.
+            if !breaker.would_allow(clock.now()) {
+                continue;
+            }
+            let Ok(permit) = breaker.try_acquire(&clock) else {
+                // Another caller took the probe since: nothing was taken; next candidate.
+                continue;
+            };
+            count(&counts.served, rank > 0, &counts.substitutions);
+            return match f(candidate) {
+                Ok(v) => {
+                    permit.success();
+                    Ok(v)
+                }
+                Err(e) => {
+                    permit.record(Outcome::Error(classify(&e)));
+                    Err(RouterError::Inner(e))
+                }
+            };
+        }
+        bump(&counts.refusals);
+        Err(RouterError::Unavailable { tool: row.tool.name })
+    }
+
+    /// Chooses for `tool` by the pure oracles, counts the substitution or the refusal, and
+    /// returns the tool to call, for tools that pass through their own gate when called:
+    /// `#[circuit_breaker]` functions, which a permit taken here would lock out of their
+    /// own probe. No probe is taken here; the chosen function's gate decides.
+    pub fn select(&self, tool: &str) -> Result<&Tool, RouterError<Infallible>> {
+        let (_, counts) = self.find(tool).ok_or(RouterError::UnknownTool)?;
+        match self.choose(tool) {
+            Some(Choice::Itself(t)) => {
+                count(&counts.served, false, &counts.substitutions);
+                Ok(t)
+            }
+            Some(Choice::Substitute { with, .. }) => {
+                count(&counts.served, true, &counts.substitutions);
+                Ok(with)
+            }
+            Some(Choice::Unavailable(t)) => {
+                bump(&counts.refusals);
+                Err(RouterError::Unavailable { tool: t.name })
+            }
+            None => Err(RouterError::UnknownTool),
+        }
+    }
+
+    /// `Ok` if every tool named by registry name resolves to exactly one breaker; else the
+    /// first that does not. Call it once at start-up (or in a test).
+    pub fn check(&self) -> Result<(), Misconfigured> {
+        for tool in self.rows.iter().flat_map(Row::candidates) {
+            if let Err(error) = tool.breaker() {
+                return Err(Misconfigured { name: tool.name, error });
+            }
+        }
+        Ok(())
+    }
+
+    /// Each row's figures.
+    pub fn report(&self) -> [RowReport; N] {
+        core::array::from_fn(|i| {
+            let get = |c: Option<&AtomicU32>| c.map_or(0, |c| c.load(Ordering::Relaxed));
+            let counts = self.counts.get(i);
+            RowReport {
+                tool: self.rows.get(i).map_or("", |r| r.tool.name),
+                served: get(counts.map(|c| &c.served)),
+                substitutions: get(counts.map(|c| &c.substitutions)),
+                refusals: get(counts.map(|c| &c.refusals)),
+            }
+        })
+    }
+}
+
+fn count(served: &AtomicU32, substituted: bool, substitutions: &AtomicU32) {
+    bump(served);
+    if substituted {
+        bump(substitutions);
+    }
+}
+
+/// Adds one, saturating at `u32::MAX`.
+fn bump(counter: &AtomicU32) {
+    let _ = counter.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1));
+}

@@ -1,0 +1,16 @@
+use breaker_core::Classify;
+
+#[derive(Debug)]
+pub struct Nack;
+impl Classify for Nack {}
+
+fn send_cached(frame: &[u8]) -> Result<usize, Nack> {
+    Ok(frame.len())
+}
+
+#[breaker_core::circuit_breaker(fallback = send_cached)]
+fn send(frame: &[u8], channel: u8) -> Result<usize, Nack> {
+    Ok(frame.len() + usize::from(channel))
+}
+
+fn main() {}
