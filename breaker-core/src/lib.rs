@@ -23,6 +23,7 @@ mod linker;
 mod machine;
 mod outcome;
 mod policy;
+mod quota;
 pub mod registry;
 mod shared;
 mod snapshot;
@@ -35,6 +36,9 @@ pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
+pub use quota::{
+    Alarm, Forecast, Light, Priority, Quota, QuotaGauge, QuotaPolicy, QuotaPolicyError, Reading, Sample, Share,
+};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use snapshot::{DecodeError, Snapshot};
 #[cfg(feature = "std")]
