@@ -24,6 +24,9 @@ mod machine;
 mod outcome;
 mod policy;
 mod quota;
+mod quota_guard;
+#[cfg(feature = "std")]
+mod quota_log;
 pub mod registry;
 mod shared;
 mod snapshot;
@@ -39,6 +42,9 @@ pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
 pub use quota::{
     Alarm, Forecast, Light, Priority, Quota, QuotaGauge, QuotaPolicy, QuotaPolicyError, Reading, Sample, Share,
 };
+pub use quota_guard::{LastQuota, QuotaGuard, QuotaObserver, Steer};
+#[cfg(feature = "std")]
+pub use quota_log::{Console, QuotaLog, StdoutConsole};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use snapshot::{DecodeError, Snapshot};
 #[cfg(feature = "std")]
