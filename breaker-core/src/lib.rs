@@ -30,6 +30,8 @@ mod quota_log;
 pub mod registry;
 mod shared;
 mod snapshot;
+#[cfg(feature = "state-file")]
+mod state_file;
 #[cfg(feature = "std")]
 mod stderr_log;
 mod time;
@@ -47,6 +49,8 @@ pub use quota_guard::{LastQuota, QuotaGuard, QuotaObserver, Steer};
 pub use quota_log::{Console, QuotaLog, StdoutConsole};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use snapshot::{DecodeError, Snapshot};
+#[cfg(feature = "state-file")]
+pub use state_file::{SavedState, SavedStatus, StateFile, StateFileError, StateFileProblem};
 #[cfg(feature = "std")]
 pub use stderr_log::StderrLog;
 #[cfg(feature = "std")]
