@@ -9,11 +9,13 @@ extern crate self as breaker_embedded;
 
 mod clock;
 mod log;
+mod quota_log;
 
 pub use breaker_core::*;
 
 pub use clock::{embassy_duration, EmbassyClock};
 pub use log::{log_entry, log_registry, Brief, DefmtLog};
+pub use quota_log::DefmtQuotaLog;
 
 /// What `#[circuit_breaker]` expands to reaches only this module when the attribute is
 /// used through `breaker-embedded`. Not public API.
