@@ -10,6 +10,7 @@
 #   bench/callgrind.sh                 # all cases, N1=100000, N2=200000
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
+#   BENCH=quota bench/callgrind.sh     # another benchmark binary: all its cases (its --list)
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
 set -euo pipefail
@@ -35,13 +36,14 @@ for arg in "$@"; do
     case "$arg" in
         --asm) ASM=1 ;;
         -h | --help)
-            sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *) CASES+=("$arg") ;;
     esac
 done
-if ((${#CASES[@]} == 0)); then
+BENCH=${BENCH:-peers}
+if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
     CASES=(
         closure
         ref-a
@@ -61,12 +63,15 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-echo "building the peers benchmark (release, bench profile)..." >&2
-cargo bench -p bench --bench peers --no-run --message-format=json >"$WORK/build.json"
-EXE=$(grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep '/peers-' | tail -n 1)
+echo "building the $BENCH benchmark (release, bench profile)..." >&2
+cargo bench -p bench --bench "$BENCH" --no-run --message-format=json >"$WORK/build.json"
+EXE=$(grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep "/$BENCH-" | tail -n 1)
 if [[ -z $EXE || ! -x $EXE ]]; then
-    echo "callgrind.sh: could not find the built peers benchmark executable" >&2
+    echo "callgrind.sh: could not find the built $BENCH benchmark executable" >&2
     exit 1
+fi
+if ((${#CASES[@]} == 0)); then
+    mapfile -t CASES < <("$EXE" --list | cut -f1)
 fi
 
 # Total instructions of one run: the `summary:` line of the callgrind out file.
@@ -87,7 +92,7 @@ instructions() {
 
 declare -A PER_CALL
 echo
-echo "### Instructions per call (callgrind, (Ir($N2 calls) - Ir($N1 calls)) / $((N2 - N1)))"
+echo "### Instructions per call ($BENCH; callgrind, (Ir($N2 calls) - Ir($N1 calls)) / $((N2 - N1)))"
 echo
 echo "| case | Ir, $N1 calls | Ir, $N2 calls | instructions/call |"
 echo "|---|---:|---:|---:|"
@@ -110,8 +115,8 @@ check() { # label, case, reference case, allowed extra instructions
             l, c, x, r, y, d, b, (d <= b + 0.05 ? "MET" : "MISSED")
     }'
 }
-echo "### Instruction targets (those whose two cases were run)"
-echo
+# The issue's targets are the peers benchmark's.
+[[ $BENCH == peers ]] && echo "### Instruction targets (those whose two cases were run)" && echo
 check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
 check "macro-wrapped vs SharedBreaker::call by hand" macro-closed ours-closed 2
