@@ -173,7 +173,7 @@ impl<O: ?Sized + QuotaObserver> Steer for &SharedBreaker<O> {
 ///
 /// ```
 /// use breaker_core::{
-///     CallError, Classify, Duration, ManualClock, Instant, Phase, Policy, Priority, Quota, QuotaGuard,
+///     CallError, Classify, Clock, Duration, ManualClock, Instant, Phase, Policy, Priority, Quota, QuotaGuard,
 ///     QuotaPolicy, SharedBreaker, Verdict,
 /// };
 ///
