@@ -12,6 +12,7 @@
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
 #   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
 #   BENCH=compose bench/callgrind.sh   # the `compose` benchmark's cases (chain, router, fallback)
+#   BENCH=quota bench/callgrind.sh     # the `quota` benchmark's cases (the gauge's cost per sample)
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
 set -euo pipefail
@@ -37,14 +38,14 @@ for arg in "$@"; do
     case "$arg" in
         --asm) ASM=1 ;;
         -h | --help)
-            sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *) CASES+=("$arg") ;;
     esac
 done
 # BENCH names the benchmark whose cases run when none are named: `peers` (with the
-# ladder's cases), or every case another benchmark lists (`hal`, `compose`, ...).
+# ladder's cases), or every case another benchmark lists (`hal`, `compose`, `quota`).
 BENCH=${BENCH:-peers}
 if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
     CASES=(
@@ -72,7 +73,7 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-BENCHES=(peers ladder hal compose)
+BENCHES=(peers ladder hal compose quota)
 echo "building the ${BENCHES[*]} benchmarks (release, bench profile)..." >&2
 cargo bench -p bench $(printf -- '--bench %s ' "${BENCHES[@]}") --no-run --message-format=json >"$WORK/build.json"
 executable() { # the built benchmark named $1
@@ -114,7 +115,7 @@ instructions() {
 
 declare -A PER_CALL
 echo
-echo "### Instructions per call (callgrind, (Ir($N2 calls) - Ir($N1 calls)) / $((N2 - N1)))"
+echo "### Instructions per call ($BENCH; callgrind, (Ir($N2 calls) - Ir($N1 calls)) / $((N2 - N1)))"
 echo
 echo "| case | Ir, $N1 calls | Ir, $N2 calls | instructions/call |"
 echo "|---|---:|---:|---:|"
@@ -137,8 +138,8 @@ check() { # label, case, reference case, allowed extra instructions
             l, c, x, r, y, d, b, (d <= b + 0.05 ? "MET" : "MISSED")
     }'
 }
-echo "### Instruction targets (those whose two cases were run)"
-echo
+# The issue's targets are the peers benchmark's.
+[[ $BENCH == peers ]] && echo "### Instruction targets (those whose two cases were run)" && echo
 check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
 check "macro-wrapped vs SharedBreaker::call by hand" macro-closed ours-closed 2

@@ -200,7 +200,34 @@ adapter_cost() {
     echo
 }
 
+# The quota gauge's own cost, as m3's `tests/quota.rs` links it (the main firmware above
+# does not use it, and its figures do not move). Symbol sizes; what the compiler inlined
+# into the test's own code is not counted. Reported only: it never fails the run.
+quota_report() {
+    local exe
+    exe=$(cd m3 && cargo test --release --quiet --test quota --no-run --message-format=json 2>/dev/null |
+        grep -o '"executable":"[^"]*"' | sed 's/^"executable":"//; s/"$//' | grep '/deps/quota-' | tail -n 1) || true
+    echo "== the quota gauge (m3 tests/quota.rs: QuotaGauge<8>, QuotaGuard, DefmtQuotaLog), not in the firmware above"
+    if [[ -z $exe || ! -x $exe ]]; then
+        echo "   not reported: tests/quota.rs did not build"
+        return 0
+    fi
+    "$NM" -C -S --size-sort --radix=d "$exe" | awk '
+        $3 !~ /^[tTrR]$/ { next }
+        /breaker_core(::|\.\.)quota(::|\.\.)|heapless(::|\.\.)history_buf/ { gauge += $2; next }
+        /breaker_core(::|\.\.)quota_guard/ { guard += $2; next }
+        /breaker_embedded(::|\.\.)quota_log/ { lines += $2; next }
+        END {
+            printf "   %6d B  gauge: observe, reading, light, the ring (heapless)\n", gauge
+            printf "   %6d B  guard: observe-and-trip (its call is inlined into the caller)\n", guard
+            printf "   %6d B  DefmtQuotaLog: the console lines (defmt literals, interned on the host)\n", lines
+            printf "   %6d B  in all, text\n", gauge + guard + lines
+        }' || echo "   not reported: llvm-nm failed"
+    echo
+}
+
 measure m3 thumbv7m-none-eabi breaker-firmware-m3
 measure m0 thumbv6m-none-eabi breaker-firmware-m0
 adapter_cost
+quota_report
 exit "$status"

@@ -60,6 +60,7 @@ for t in thumbv6m-none-eabi thumbv7em-none-eabihf; do
     cargo build -p breaker-core --no-default-features --features portable-atomic-unsafe-assume-single-core --target "$t"
     cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,macros --target "$t"
     cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,embedded-hal,defmt --target "$t"
+    cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,serde --target "$t"
     cargo build -p breaker-embedded --features portable-atomic-critical-section --target "$t"
     cargo build -p breaker-embedded --features portable-atomic-critical-section,embedded-hal --target "$t"
 done

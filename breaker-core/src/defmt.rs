@@ -156,3 +156,89 @@ impl<const N: usize> Format for HealthRouter<N> {
         write!(f, "HealthRouter {{ report: {} }}", self.report())
     }
 }
+
+// The quota gauge and its guard.
+use crate::{LastQuota, QuotaGauge, QuotaGuard};
+
+impl<const N: usize> Format for QuotaGauge<N> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "QuotaGauge {{ samples: {=usize}/{=usize}, last: {}, policy: {} }}",
+            self.len(),
+            N,
+            self.last(),
+            self.policy()
+        )
+    }
+}
+
+impl<B: Format + crate::Steer, const N: usize> Format for QuotaGuard<B, N> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "QuotaGuard {{ breaker: {}, gauge: {} }}",
+            self.breaker(),
+            self.gauge()
+        )
+    }
+}
+
+impl Format for LastQuota {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "LastQuota({})", self.get())
+    }
+}
+
+#[cfg(feature = "std")]
+impl<C: crate::Console> Format for crate::QuotaLog<C> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "QuotaLog {{ last: {} }}", self.last_quota())
+    }
+}
+
+#[cfg(feature = "state-file")]
+impl Format for crate::StateFile {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "StateFile")
+    }
+}
+
+#[cfg(feature = "state-file")]
+impl Format for crate::SavedState {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "SavedState {{ status: {}, cooldown: {}, consecutive failures: {=u32}, successes: {=u32}, probing: {=bool}, last quota: {} }}",
+            self.status,
+            self.cooldown,
+            self.consecutive_failures,
+            self.consecutive_successes,
+            self.probing,
+            self.last_quota
+        )
+    }
+}
+
+#[cfg(feature = "state-file")]
+impl Format for crate::StateFileProblem {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            crate::StateFileProblem::Corrupt(_) => write!(f, "Corrupt"),
+            crate::StateFileProblem::Foreign(_) => write!(f, "Foreign"),
+            crate::StateFileProblem::UnsupportedVersion(v) => write!(f, "UnsupportedVersion({=u32})", v),
+            crate::StateFileProblem::Invalid(why) => write!(f, "Invalid({=str})", why),
+        }
+    }
+}
+
+#[cfg(feature = "state-file")]
+impl Format for crate::StateFileError {
+    fn format(&self, f: Formatter<'_>) {
+        match self {
+            crate::StateFileError::Read(_) => write!(f, "Read"),
+            crate::StateFileError::Rejected { problem, .. } => write!(f, "Rejected {{ problem: {} }}", problem),
+            crate::StateFileError::NotSetAside { problem, .. } => write!(f, "NotSetAside {{ problem: {} }}", problem),
+        }
+    }
+}

@@ -27,12 +27,18 @@ mod linker;
 mod machine;
 mod outcome;
 mod policy;
+mod quota;
+mod quota_guard;
+#[cfg(feature = "std")]
+mod quota_log;
 pub mod registry;
 mod retry;
 mod rng;
 pub mod router;
 mod shared;
 mod snapshot;
+#[cfg(feature = "state-file")]
+mod state_file;
 #[cfg(feature = "std")]
 mod stderr_log;
 mod time;
@@ -51,10 +57,18 @@ pub use ladder::{
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};
+pub use quota::{
+    Alarm, Forecast, Light, Priority, Quota, QuotaGauge, QuotaPolicy, QuotaPolicyError, Reading, Sample, Share,
+};
+pub use quota_guard::{LastQuota, QuotaGuard, QuotaObserver, Steer};
+#[cfg(feature = "std")]
+pub use quota_log::{Console, QuotaLog, StdoutConsole};
 pub use retry::{Delays, Jitter, RetryPolicy, RetryPolicyError, MAX_RETRIES};
 pub use router::{Choice, HealthRouter, RouterError, Row, Tool};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use snapshot::{DecodeError, Snapshot};
+#[cfg(feature = "state-file")]
+pub use state_file::{SavedState, SavedStatus, StateFile, StateFileError, StateFileProblem};
 #[cfg(feature = "std")]
 pub use stderr_log::StderrLog;
 #[cfg(feature = "std")]

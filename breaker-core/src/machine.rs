@@ -136,6 +136,10 @@ pub enum RefusalReason {
     Probing,
     /// Forced open until reset.
     ForcedOpen,
+    /// Closed, but a quota gauge's light is amber: only high-priority calls go through
+    /// (refused by [`QuotaGauge::admit`](crate::QuotaGauge::admit), never by the breaker's
+    /// own gate).
+    QuotaLow,
 }
 
 /// Generation numbers are this many bits wide (they wrap; see [`Core::gen`]).

@@ -9,12 +9,14 @@ extern crate self as breaker_embedded;
 
 mod clock;
 mod log;
+mod quota_log;
 mod sleep;
 
 pub use breaker_core::*;
 
 pub use clock::{embassy_duration, EmbassyClock};
 pub use log::{log_entry, log_registry, Brief, DefmtLog};
+pub use quota_log::DefmtQuotaLog;
 pub use sleep::EmbassySleep;
 
 /// What `#[circuit_breaker]` expands to reaches only this module when the attribute is

@@ -80,7 +80,7 @@ enum Line {
 /// A [`Reason`] in [`Reason::words`], written as defmt literals: interned on the host
 /// like every defmt string, so the words take no flash.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Words(Reason);
+pub(crate) struct Words(pub(crate) Reason);
 
 impl defmt::Format for Words {
     fn format(&self, f: defmt::Formatter<'_>) {

@@ -1,0 +1,946 @@
+//! Squad's state file: a quota-guarded breaker's state as JSON on disk, written atomically, with wall-clock times so that time spent down counts.
+//!
+//! Feature `state-file` (it implies `std` and `serde`). It builds on [`Snapshot`], the
+//! breaker's state with the *remaining* cooldown, and anchors it to the wall clock
+//! ([`SystemTime`]) instead of the monotonic one, which starts again with every process: a
+//! breaker that opened with 8 minutes of cooldown, saved, and restarted 3 minutes later
+//! resumes with 5 minutes left.
+//!
+//! ```json
+//! {
+//!   "format": "breaker quota state",
+//!   "version": 1,
+//!   "status": "open",
+//!   "openedAtUnixMs": 1755267825000,
+//!   "cooldownMs": 480000,
+//!   "consecutiveFailures": 3,
+//!   "consecutiveSuccesses": 0,
+//!   "probing": false,
+//!   "lastRemaining": 42,
+//!   "lastTotal": 5000
+//! }
+//! ```
+
+use std::fmt;
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write as _};
+use std::path::{Path, PathBuf};
+use std::string::{String, ToString};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::{MAX_BACKOFF_STEP, MAX_PROBES};
+use crate::quota_guard::Steer;
+use crate::{Counters, Duration, Instant, Phase, Policy, Quota, QuotaGuard, QuotaObserver, Snapshot};
+
+/// What the `"format"` field of a state file says.
+const FORMAT: &str = "breaker quota state";
+/// The version written, and the only one read.
+const VERSION: u32 = 1;
+
+/// A breaker's status, as the state file spells it (`"closed"`, `"open"`, `"half-open"`,
+/// `"forced-open"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[serde(rename_all = "kebab-case")]
+pub enum SavedStatus {
+    /// Closed.
+    Closed,
+    /// Open, cooling down.
+    Open,
+    /// Half-open.
+    HalfOpen,
+    /// Open until reset.
+    ForcedOpen,
+}
+
+/// What a state file holds: Squad's fields. Times are wall-clock times.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SavedState {
+    /// The status.
+    pub status: SavedStatus,
+    /// Open: when the cooldown started counting (the opening, or later when a trip
+    /// verdict asked for a longer hold). `None` in any other status.
+    pub opened_at: Option<SystemTime>,
+    /// Open: the cooldown running since `opened_at`. Otherwise the cooldown the next
+    /// opening would get.
+    pub cooldown: Duration,
+    /// Closed: consecutive strikes. Open or half-open: openings since the last close (1
+    /// for the first, 2 after a re-open, and so on: the backoff step plus one).
+    pub consecutive_failures: u32,
+    /// Half-open: consecutive probe successes so far.
+    pub consecutive_successes: u32,
+    /// Half-open: a probe was out when the state was saved.
+    pub probing: bool,
+    /// The last quota the guard observed.
+    pub last_quota: Option<Quota>,
+}
+
+/// Why a state file's contents were rejected.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StateFileProblem {
+    /// Not valid JSON: a torn, truncated or corrupt file.
+    Corrupt(serde_json::Error),
+    /// Valid JSON, but not a breaker quota state file (another program's file).
+    Foreign(String),
+    /// A breaker quota state file of a version this build does not read.
+    UnsupportedVersion(u32),
+    /// A breaker quota state file holding values that contradict each other.
+    Invalid(&'static str),
+}
+
+impl fmt::Display for StateFileProblem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateFileProblem::Corrupt(e) => write!(f, "not valid JSON ({e})"),
+            StateFileProblem::Foreign(why) => write!(f, "not a breaker quota state file ({why})"),
+            StateFileProblem::UnsupportedVersion(v) => write!(
+                f,
+                "state file version {v} is not supported (this build reads {VERSION})"
+            ),
+            StateFileProblem::Invalid(why) => write!(f, "impossible state ({why})"),
+        }
+    }
+}
+
+impl std::error::Error for StateFileProblem {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StateFileProblem::Corrupt(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why [`StateFile::load`] could not give a state. The program goes on with the breaker
+/// it has (a fresh one is closed).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StateFileError {
+    /// The file exists but could not be read (permissions, a directory in its place): it
+    /// is left where it is.
+    Read(io::Error),
+    /// The file's contents were rejected; the file was renamed to `kept_at` (never
+    /// overwritten), so the next save starts afresh and nothing is lost.
+    Rejected {
+        /// What was wrong with it.
+        problem: StateFileProblem,
+        /// Where the rejected file is now.
+        kept_at: PathBuf,
+    },
+    /// The file's contents were rejected, and renaming it failed: it is still in place,
+    /// and the next save will replace it.
+    NotSetAside {
+        /// What was wrong with it.
+        problem: StateFileProblem,
+        /// Why the rename failed.
+        error: io::Error,
+    },
+}
+
+impl fmt::Display for StateFileError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateFileError::Read(e) => write!(f, "cannot read the breaker state file: {e}"),
+            StateFileError::Rejected { problem, kept_at } => {
+                write!(
+                    f,
+                    "breaker state file rejected: {problem}; kept at {}",
+                    kept_at.display()
+                )
+            }
+            StateFileError::NotSetAside { problem, error } => {
+                write!(
+                    f,
+                    "breaker state file rejected: {problem}; could not set it aside: {error}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for StateFileError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StateFileError::Read(e) => Some(e),
+            StateFileError::Rejected { problem, .. } | StateFileError::NotSetAside { problem, .. } => Some(problem),
+        }
+    }
+}
+
+/// The JSON of a state file, field for field.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Record {
+    format: String,
+    version: u32,
+    status: SavedStatus,
+    opened_at_unix_ms: Option<u64>,
+    cooldown_ms: u32,
+    consecutive_failures: u32,
+    consecutive_successes: u32,
+    probing: bool,
+    last_remaining: Option<u32>,
+    last_total: Option<u32>,
+}
+
+/// The fields read first, to tell a foreign file or another version from a corrupt one.
+#[derive(Deserialize)]
+struct Header {
+    format: String,
+    version: u32,
+}
+
+fn to_std(d: Duration) -> std::time::Duration {
+    std::time::Duration::from_millis(u64::from(d.as_millis()))
+}
+
+fn unix_ms(t: SystemTime) -> u64 {
+    // Before 1970 reads as 1970: a defined answer for a clock set far back.
+    t.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+impl SavedState {
+    /// The state to save for a breaker whose [`Snapshot`] at this moment is `snapshot`,
+    /// following `policy`, with `last` the last quota observed and `wall_now` the wall
+    /// clock's reading at the same moment.
+    pub fn capture(snapshot: &Snapshot, policy: &Policy, last: Option<Quota>, wall_now: SystemTime) -> SavedState {
+        let cooldown = policy.cooldown_at(snapshot.step);
+        let openings = u32::from(snapshot.step) + 1;
+        let base = SavedState {
+            status: SavedStatus::Closed,
+            opened_at: None,
+            cooldown,
+            consecutive_failures: openings,
+            consecutive_successes: 0,
+            probing: false,
+            last_quota: last,
+        };
+        match snapshot.phase {
+            Phase::Closed => SavedState {
+                consecutive_failures: u32::from(snapshot.strikes),
+                ..base
+            },
+            Phase::Open if snapshot.forced => SavedState {
+                status: SavedStatus::ForcedOpen,
+                ..base
+            },
+            Phase::Open => {
+                // A trip verdict's hold can leave more than the cooldown: then the hold is
+                // the cooldown running, and it started now.
+                let cooldown = cooldown.max(snapshot.remaining);
+                let spent = to_std(cooldown.saturating_sub(snapshot.remaining));
+                SavedState {
+                    status: SavedStatus::Open,
+                    opened_at: Some(wall_now.checked_sub(spent).unwrap_or(wall_now)),
+                    cooldown,
+                    ..base
+                }
+            }
+            Phase::HalfOpen => SavedState {
+                status: SavedStatus::HalfOpen,
+                consecutive_successes: u32::from(snapshot.streak),
+                probing: snapshot.probing,
+                ..base
+            },
+        }
+    }
+
+    /// The [`Snapshot`] this state describes at wall-clock time `wall_now`, carrying
+    /// `counters` (the file keeps none). Open: the cooldown left is the cooldown minus the
+    /// wall-clock time since `opened_at` (none, if the wall clock now reads earlier: a
+    /// clock set back does not shorten the wait), so time spent down counts. Half-open with
+    /// a probe out: that probe died with the process that saved the state, so its lease has
+    /// run out and the next call re-opens the breaker with the next cooldown, as for any
+    /// vanished probe. Values beyond what a breaker holds are cut to the most it holds.
+    pub fn to_snapshot(&self, counters: Counters, wall_now: SystemTime) -> Snapshot {
+        let step = self
+            .consecutive_failures
+            .saturating_sub(1)
+            .min(u32::from(MAX_BACKOFF_STEP)) as u8;
+        let mut s = Snapshot {
+            phase: Phase::Closed,
+            forced: false,
+            probing: false,
+            strikes: 0,
+            streak: 0,
+            step,
+            remaining: Duration::ZERO,
+            counters,
+        };
+        match self.status {
+            SavedStatus::Closed => {
+                s.step = 0;
+                s.strikes = self.consecutive_failures.min(u32::from(u8::MAX)) as u8;
+            }
+            SavedStatus::Open => {
+                s.phase = Phase::Open;
+                let spent = self
+                    .opened_at
+                    .and_then(|at| wall_now.duration_since(at).ok())
+                    .unwrap_or_default();
+                let spent = Duration::from_millis(u32::try_from(spent.as_millis()).unwrap_or(u32::MAX));
+                s.remaining = self.cooldown.saturating_sub(spent);
+            }
+            SavedStatus::ForcedOpen => {
+                s.phase = Phase::Open;
+                s.forced = true;
+            }
+            SavedStatus::HalfOpen => {
+                s.phase = Phase::HalfOpen;
+                s.probing = self.probing;
+                s.streak = self.consecutive_successes.min(MAX_PROBES) as u8;
+            }
+        }
+        s
+    }
+
+    /// The state as the JSON a state file holds (pretty-printed, ending in a newline).
+    pub fn to_json(&self) -> String {
+        let record = Record {
+            format: FORMAT.to_string(),
+            version: VERSION,
+            status: self.status,
+            opened_at_unix_ms: self.opened_at.map(unix_ms),
+            cooldown_ms: self.cooldown.as_millis(),
+            consecutive_failures: self.consecutive_failures,
+            consecutive_successes: self.consecutive_successes,
+            probing: self.probing,
+            last_remaining: self.last_quota.map(|q| q.remaining),
+            last_total: self.last_quota.map(|q| q.total),
+        };
+        // A struct of plain fields and strings: serialising it cannot fail.
+        let mut json = serde_json::to_string_pretty(&record).unwrap_or_default();
+        json.push('\n');
+        json
+    }
+
+    /// Reads the JSON a state file holds. Truncated or corrupt bytes, another program's
+    /// JSON, another version, or contradicting fields give a [`StateFileProblem`], never a panic.
+    pub fn from_json(bytes: &[u8]) -> Result<SavedState, StateFileProblem> {
+        let header: Header = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => StateFileProblem::Foreign(e.to_string()),
+            _ => StateFileProblem::Corrupt(e),
+        })?;
+        if header.format != FORMAT {
+            return Err(StateFileProblem::Foreign(std::format!(
+                "its format is {:?}",
+                header.format
+            )));
+        }
+        if header.version != VERSION {
+            return Err(StateFileProblem::UnsupportedVersion(header.version));
+        }
+        let r: Record = serde_json::from_slice(bytes).map_err(|e| StateFileProblem::Foreign(e.to_string()))?;
+        let last_quota = match (r.last_remaining, r.last_total) {
+            (Some(remaining), Some(total)) => Some(Quota::new(remaining, total)),
+            (None, None) => None,
+            _ => return Err(StateFileProblem::Invalid("lastRemaining and lastTotal go together")),
+        };
+        if r.cooldown_ms > Duration::MAX.as_millis() {
+            return Err(StateFileProblem::Invalid(
+                "cooldownMs is longer than a breaker's longest cooldown",
+            ));
+        }
+        if r.status == SavedStatus::Open && r.opened_at_unix_ms.is_none() {
+            return Err(StateFileProblem::Invalid(
+                "an open breaker's state needs openedAtUnixMs",
+            ));
+        }
+        if r.probing && r.status != SavedStatus::HalfOpen {
+            return Err(StateFileProblem::Invalid("only a half-open breaker has a probe out"));
+        }
+        Ok(SavedState {
+            status: r.status,
+            opened_at: match r.status {
+                SavedStatus::Open => r
+                    .opened_at_unix_ms
+                    .map(|ms| UNIX_EPOCH + std::time::Duration::from_millis(ms)),
+                _ => None,
+            },
+            cooldown: Duration::from_millis(r.cooldown_ms),
+            consecutive_failures: r.consecutive_failures,
+            consecutive_successes: r.consecutive_successes,
+            probing: r.probing,
+            last_quota,
+        })
+    }
+}
+
+/// A state file on disk.
+///
+/// - [`StateFile::save`] writes atomically: the JSON goes to a temporary file in the same
+///   directory, which is flushed and synced to disk, then renamed over the state file
+///   (and the directory synced, on Unix). A crash at any point leaves either the old file
+///   or the new one, never a torn one.
+/// - [`StateFile::load`]: a missing file is `Ok(None)` (start a fresh, closed breaker); a
+///   corrupt or foreign file is a [`StateFileError`] and is renamed aside
+///   (`NAME.rejected`, or `NAME.rejected.1`, ... if taken): never overwritten, never a
+///   panic, and the program goes on closed.
+///
+/// [`QuotaGuard::save_state`] and [`QuotaGuard::resume`] do it for a guarded breaker.
+///
+/// ```
+/// use std::time::{Duration as StdDuration, SystemTime};
+///
+/// use breaker_core::{Breaker, Duration, Instant, Phase, Policy, Quota, QuotaGuard, QuotaPolicy, StateFile};
+///
+/// let dir = std::env::temp_dir().join(format!("breaker-doc-{}", std::process::id()));
+/// std::fs::create_dir_all(&dir).unwrap();
+/// let file = StateFile::new(dir.join("breaker.json"));
+/// let policy = Policy::new(3, Duration::from_mins(8));
+/// let wall = SystemTime::UNIX_EPOCH + StdDuration::from_secs(1_755_267_825);
+///
+/// // First run: the quota runs out, the breaker opens for 8 minutes; 3 minutes later it is saved.
+/// let mut guard = QuotaGuard::<_>::new(Breaker::new(policy), QuotaPolicy::new());
+/// guard.observe(Quota::new(42, 5_000), Instant::ZERO); // red
+/// let three_min = Instant::from_millis(180_000);
+/// guard.save_state(&file, three_min, wall + StdDuration::from_secs(180)).unwrap();
+///
+/// // The process dies; a new one starts 1 minute later, its monotonic clock back at zero.
+/// let mut guard = QuotaGuard::<_>::new(Breaker::new(policy), QuotaPolicy::new());
+/// assert!(guard.resume(&file, Instant::ZERO, wall + StdDuration::from_secs(240)).unwrap().is_some());
+/// let left = Duration::from_mins(4);
+/// assert_eq!(guard.state(Instant::ZERO), breaker_core::State::Open { remaining: left, forced: false });
+/// # std::fs::remove_dir_all(&dir).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct StateFile {
+    path: PathBuf,
+}
+
+impl StateFile {
+    /// The state file at `path` (Squad's is `.squad/ralph-circuit-breaker.json`).
+    pub fn new(path: impl Into<PathBuf>) -> StateFile {
+        StateFile { path: path.into() }
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Reads the state: `Ok(None)` if there is no file. A file whose contents are rejected
+    /// is renamed aside (see [`StateFileError::Rejected`]).
+    pub fn load(&self) -> Result<Option<SavedState>, StateFileError> {
+        let bytes = match fs::read(&self.path) {
+            Ok(bytes) => bytes,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StateFileError::Read(e)),
+        };
+        match SavedState::from_json(&bytes) {
+            Ok(state) => Ok(Some(state)),
+            Err(problem) => match self.set_aside() {
+                Ok(kept_at) => Err(StateFileError::Rejected { problem, kept_at }),
+                Err(error) => Err(StateFileError::NotSetAside { problem, error }),
+            },
+        }
+    }
+
+    /// Writes `state` atomically (see the type's documentation).
+    pub fn save(&self, state: &SavedState) -> io::Result<()> {
+        write_atomically(&self.path, state.to_json().as_bytes(), |_| Ok(()))
+    }
+
+    /// Renames the file to the first free `NAME.rejected`, `NAME.rejected.1`, ...
+    fn set_aside(&self) -> io::Result<PathBuf> {
+        let mut name = self.path.clone().into_os_string();
+        name.push(".rejected");
+        let first = PathBuf::from(name);
+        for i in 0u32..1000 {
+            let candidate = if i == 0 {
+                first.clone()
+            } else {
+                let mut n = first.clone().into_os_string();
+                n.push(std::format!(".{i}"));
+                PathBuf::from(n)
+            };
+            // `symlink_metadata`: a dangling link is taken too, and is not overwritten.
+            if fs::symlink_metadata(&candidate).is_ok() {
+                continue;
+            }
+            fs::rename(&self.path, &candidate)?;
+            return Ok(candidate);
+        }
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            "a thousand rejected state files are already set aside",
+        ))
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory: written,
+/// flushed, synced, then renamed over `path`. `before_rename` runs between the sync and the
+/// rename (tests make it fail, as a crash would stop the write there). On failure the
+/// temporary file is removed and `path` is untouched.
+fn write_atomically(path: &Path, bytes: &[u8], before_rename: impl FnOnce(&Path) -> io::Result<()>) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "a state file path must end in a file name"))?;
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(std::format!(".{}.tmp", std::process::id()));
+    let tmp = dir.join(tmp_name);
+    let written = (|| {
+        let mut f = OpenOptions::new().write(true).create(true).truncate(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.flush()?;
+        f.sync_all()?;
+        drop(f);
+        before_rename(&tmp)?;
+        fs::rename(&tmp, path)
+    })();
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
+    // The rename itself reaches the disk when the directory does. Best effort: not every
+    // platform can open a directory.
+    #[cfg(unix)]
+    if let Ok(d) = fs::File::open(dir) {
+        let _ = d.sync_all();
+    }
+    Ok(())
+}
+
+impl<B: Steer, const N: usize> QuotaGuard<B, N> {
+    /// The state to save now: the breaker's at monotonic instant `now`, anchored to the
+    /// wall clock's reading `wall_now` taken at the same moment, with the gauge's last
+    /// quota.
+    pub fn saved_state(&self, now: Instant, wall_now: SystemTime) -> SavedState {
+        let snapshot = self.breaker().take_snapshot(now);
+        let last = self.gauge().last().map(|s| s.quota());
+        SavedState::capture(&snapshot, self.breaker().breaker_policy(), last, wall_now)
+    }
+
+    /// Writes [`QuotaGuard::saved_state`] to `file`, atomically.
+    pub fn save_state(&self, file: &StateFile, now: Instant, wall_now: SystemTime) -> io::Result<()> {
+        file.save(&self.saved_state(now, wall_now))
+    }
+
+    /// Takes `state` as of monotonic instant `now` and wall-clock time `wall_now`: the
+    /// breaker resumes its wait with the wall-clock time since `opened_at` counted
+    /// ([`SavedState::to_snapshot`]); its counters are kept; permits granted before
+    /// become stale. The observer hears of the last quota; the gauge starts empty, since its
+    /// samples' instants were read from the previous process's clock.
+    pub fn restore_state(&mut self, state: &SavedState, now: Instant, wall_now: SystemTime) {
+        let counters = self.breaker().take_snapshot(now).counters;
+        let snapshot = state.to_snapshot(counters, wall_now);
+        self.breaker_mut().restore_snapshot(&snapshot, now);
+        self.gauge_mut().clear();
+        if let Some(q) = state.last_quota {
+            self.breaker().quota_observer().on_quota(&q);
+        }
+    }
+
+    /// Loads `file` and takes its state ([`QuotaGuard::restore_state`]): `Ok(Some(state))`
+    /// when restored, `Ok(None)` when there is no file (the breaker is left as it is: a
+    /// fresh one is closed). On an error the breaker is left as it is too, and a rejected
+    /// file has been renamed aside.
+    pub fn resume(
+        &mut self,
+        file: &StateFile,
+        now: Instant,
+        wall_now: SystemTime,
+    ) -> Result<Option<SavedState>, StateFileError> {
+        let state = file.load()?;
+        if let Some(s) = &state {
+            self.restore_state(s, now, wall_now);
+        }
+        Ok(state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration as StdDuration;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::{Breaker, QuotaPolicy, Reason, State};
+
+    /// The names of the files in `dir`, sorted.
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// A fresh directory under the system's temporary one, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let dir = std::env::temp_dir().join(std::format!("breaker-state-file-{}-{name}", std::process::id()));
+            let _ = fs::remove_dir_all(&dir);
+            fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn squad() -> Policy {
+        Policy::new(3, Duration::from_mins(2))
+            .with_probes_to_close(2)
+            .with_backoff(2, Duration::from_mins(30))
+    }
+
+    fn wall(secs: u64) -> SystemTime {
+        UNIX_EPOCH + StdDuration::from_secs(1_755_267_825 + secs)
+    }
+
+    fn s(secs: u32) -> Instant {
+        Instant::from_millis(secs * 1000)
+    }
+
+    fn open_state() -> SavedState {
+        SavedState {
+            status: SavedStatus::Open,
+            opened_at: Some(wall(0)),
+            cooldown: Duration::from_mins(8),
+            consecutive_failures: 3,
+            consecutive_successes: 0,
+            probing: false,
+            last_quota: Some(Quota::new(42, 5_000)),
+        }
+    }
+
+    #[test]
+    fn squads_example_round_trips_through_json() {
+        let state = open_state();
+        let json = state.to_json();
+        assert_eq!(
+            json,
+            "{\n  \"format\": \"breaker quota state\",\n  \"version\": 1,\n  \"status\": \"open\",\n  \
+             \"openedAtUnixMs\": 1755267825000,\n  \"cooldownMs\": 480000,\n  \"consecutiveFailures\": 3,\n  \
+             \"consecutiveSuccesses\": 0,\n  \"probing\": false,\n  \"lastRemaining\": 42,\n  \"lastTotal\": 5000\n}\n"
+        );
+        assert_eq!(SavedState::from_json(json.as_bytes()).unwrap(), state);
+    }
+
+    #[test]
+    fn consecutive_failures_give_squads_backoff_step() {
+        // Squad's example: 3 consecutive failures, cooldown 8 minutes = 2 m doubled twice.
+        let snap = open_state().to_snapshot(Counters::ZERO, wall(0));
+        assert_eq!(
+            (snap.phase, snap.step, snap.remaining),
+            (Phase::Open, 2, Duration::from_mins(8))
+        );
+        assert_eq!(squad().cooldown_at(snap.step), Duration::from_mins(8));
+    }
+
+    #[test]
+    fn time_spent_down_counts_toward_the_cooldown() {
+        let snap = open_state().to_snapshot(Counters::ZERO, wall(300));
+        assert_eq!(snap.remaining, Duration::from_mins(3));
+        let over = open_state().to_snapshot(Counters::ZERO, wall(3_600));
+        assert_eq!(
+            over.remaining,
+            Duration::ZERO,
+            "down longer than the cooldown: nothing left"
+        );
+    }
+
+    #[test]
+    fn a_wall_clock_set_back_does_not_shorten_the_wait() {
+        let mut state = open_state();
+        state.opened_at = Some(wall(100));
+        let snap = state.to_snapshot(Counters::ZERO, wall(40));
+        assert_eq!(snap.remaining, Duration::from_mins(8));
+    }
+
+    #[test]
+    fn capture_anchors_the_opening_to_the_wall_clock() {
+        let mut b = Breaker::new(squad());
+        b.trip(Reason::Predicted, s(0));
+        let snapshot = b.snapshot(s(45));
+        let state = SavedState::capture(&snapshot, &squad(), Some(Quota::new(2_100, 5_000)), wall(45));
+        assert_eq!(state.status, SavedStatus::Open);
+        assert_eq!(state.opened_at, Some(wall(0)));
+        assert_eq!(
+            (state.cooldown, state.consecutive_failures),
+            (Duration::from_mins(2), 1)
+        );
+        let back = state.to_snapshot(Counters::ZERO, wall(45));
+        assert_eq!(back.remaining, Duration::from_secs(75));
+    }
+
+    #[test]
+    fn closed_and_half_open_states_keep_their_counts() {
+        let closed = SavedState::capture(
+            &Snapshot {
+                phase: Phase::Closed,
+                forced: false,
+                probing: false,
+                strikes: 2,
+                streak: 0,
+                step: 0,
+                remaining: Duration::ZERO,
+                counters: Counters::ZERO,
+            },
+            &squad(),
+            None,
+            wall(0),
+        );
+        assert_eq!(
+            (closed.status, closed.consecutive_failures, closed.opened_at),
+            (SavedStatus::Closed, 2, None)
+        );
+        assert_eq!(closed.to_snapshot(Counters::ZERO, wall(9)).strikes, 2);
+        let half = SavedState::capture(
+            &Snapshot {
+                phase: Phase::HalfOpen,
+                forced: false,
+                probing: true,
+                strikes: 0,
+                streak: 1,
+                step: 1,
+                remaining: Duration::from_secs(10),
+                counters: Counters::ZERO,
+            },
+            &squad(),
+            None,
+            wall(0),
+        );
+        assert_eq!(
+            (
+                half.status,
+                half.consecutive_failures,
+                half.consecutive_successes,
+                half.probing
+            ),
+            (SavedStatus::HalfOpen, 2, 1, true)
+        );
+        let back = half.to_snapshot(Counters::ZERO, wall(1));
+        assert_eq!(
+            (back.phase, back.probing, back.streak, back.step, back.remaining),
+            (Phase::HalfOpen, true, 1, 1, Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn a_probe_out_when_saved_counts_as_vanished_after_a_restart() {
+        let dir = TempDir::new("probe");
+        let file = StateFile::new(dir.0.join("b.json"));
+        let mut guard = QuotaGuard::<_>::new(Breaker::new(squad()), QuotaPolicy::new());
+        guard.breaker_mut().trip(Reason::Predicted, s(0));
+        let _probe = guard.breaker_mut().try_acquire(s(120)).unwrap();
+        guard.save_state(&file, s(121), wall(121)).unwrap();
+
+        let mut guard = QuotaGuard::<_>::new(Breaker::new(squad()), QuotaPolicy::new());
+        guard.resume(&file, s(0), wall(130)).unwrap().unwrap();
+        // The next look notices the lapsed lease: re-open, backoff advanced (4 m).
+        assert_eq!(
+            guard.state(s(0)),
+            State::Open {
+                remaining: Duration::from_mins(4),
+                forced: false
+            }
+        );
+    }
+
+    #[test]
+    fn a_missing_file_is_a_fresh_closed_breaker() {
+        let dir = TempDir::new("missing");
+        let file = StateFile::new(dir.0.join("nothing-here.json"));
+        assert!(matches!(file.load(), Ok(None)));
+        let mut guard = QuotaGuard::<_>::new(Breaker::new(squad()), QuotaPolicy::new());
+        assert!(matches!(guard.resume(&file, s(0), wall(0)), Ok(None)));
+        assert_eq!(guard.state(s(0)), State::Closed { strikes: 0 });
+    }
+
+    #[test]
+    fn save_then_load_gives_the_same_state() {
+        let dir = TempDir::new("round-trip");
+        let file = StateFile::new(dir.0.join("b.json"));
+        file.save(&open_state()).unwrap();
+        assert_eq!(file.load().unwrap(), Some(open_state()));
+        assert_eq!(names_in(&dir.0), ["b.json"], "no temporary file left behind");
+    }
+
+    #[test]
+    fn a_write_that_dies_before_the_rename_leaves_the_old_file_whole() {
+        let dir = TempDir::new("torn");
+        let path = dir.0.join("b.json");
+        let file = StateFile::new(&path);
+        file.save(&open_state()).unwrap();
+        let before = fs::read(&path).unwrap();
+        let mut closed = open_state();
+        closed.status = SavedStatus::Closed;
+        closed.opened_at = None;
+        let died = write_atomically(&path, closed.to_json().as_bytes(), |tmp| {
+            // The new contents are complete on disk, in the temporary file only.
+            assert_eq!(fs::read(tmp).unwrap(), closed.to_json().as_bytes());
+            Err(io::Error::other("killed before the rename"))
+        });
+        assert!(died.is_err());
+        assert_eq!(fs::read(&path).unwrap(), before);
+        assert_eq!(file.load().unwrap(), Some(open_state()));
+        assert_eq!(names_in(&dir.0), ["b.json"]);
+    }
+
+    #[test]
+    fn a_stale_temporary_file_from_a_crash_changes_nothing() {
+        let dir = TempDir::new("stale-tmp");
+        let path = dir.0.join("b.json");
+        let file = StateFile::new(&path);
+        file.save(&open_state()).unwrap();
+        let stale = dir.0.join(std::format!(".b.json.{}.tmp", std::process::id()));
+        fs::write(&stale, b"{\"format\": \"breaker qu").unwrap();
+        assert_eq!(file.load().unwrap(), Some(open_state()));
+        file.save(&open_state()).unwrap();
+        assert_eq!(names_in(&dir.0), ["b.json"], "the next save reuses and renames it");
+    }
+
+    fn rejected(bytes: &[u8]) -> (StateFileProblem, Vec<String>, Vec<u8>) {
+        // Tests run in parallel: each rejection gets its own directory.
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let dir = TempDir::new(&std::format!("rejected-{n}"));
+        let path = dir.0.join("b.json");
+        fs::write(&path, bytes).unwrap();
+        let file = StateFile::new(&path);
+        let mut guard = QuotaGuard::<_>::new(Breaker::new(squad()), QuotaPolicy::new());
+        let err = guard.resume(&file, s(0), wall(0)).unwrap_err();
+        assert_eq!(
+            guard.state(s(0)),
+            State::Closed { strikes: 0 },
+            "the program goes on closed"
+        );
+        let StateFileError::Rejected { problem, kept_at } = err else {
+            panic!("expected a rejection, got {err:?}");
+        };
+        assert_eq!(kept_at, dir.0.join("b.json.rejected"));
+        let kept = fs::read(&kept_at).unwrap();
+        (problem, names_in(&dir.0), kept)
+    }
+
+    #[test]
+    fn a_torn_file_is_corrupt_and_kept_aside() {
+        let whole = open_state().to_json();
+        let torn = &whole.as_bytes()[..whole.len() / 2];
+        let (problem, names, kept) = rejected(torn);
+        assert!(matches!(problem, StateFileProblem::Corrupt(_)), "{problem:?}");
+        assert_eq!(names, ["b.json.rejected"]);
+        assert_eq!(kept, torn, "kept byte for byte");
+    }
+
+    #[test]
+    fn garbage_bytes_are_corrupt() {
+        let (problem, _, _) = rejected(&[0xFF, 0x00, 0x13, b'{']);
+        assert!(matches!(problem, StateFileProblem::Corrupt(_)), "{problem:?}");
+        let (problem, _, _) = rejected(b"");
+        assert!(matches!(problem, StateFileProblem::Corrupt(_)), "{problem:?}");
+    }
+
+    #[test]
+    fn another_programs_json_is_foreign() {
+        let (problem, _, _) = rejected(b"{\"name\": \"my-app\", \"version\": \"1.0.0\"}");
+        assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
+        // Squad's own file: the same fields in spirit, not this format.
+        let squad_file = br#"{"status": "open", "openedAt": "2025-08-15T14:23:45.000Z", "cooldownMinutes": 8,
+            "consecutiveFailures": 3, "consecutiveSuccesses": 0, "lastRateLimitRemaining": 42, "lastRateLimitTotal": 5000}"#;
+        let (problem, _, _) = rejected(squad_file);
+        assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
+        let (problem, _, _) = rejected(b"[1, 2, 3]");
+        assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
+        let other_format = open_state().to_json().replace("breaker quota state", "something else");
+        let (problem, _, _) = rejected(other_format.as_bytes());
+        assert!(
+            matches!(problem, StateFileProblem::Foreign(ref why) if why.contains("something else")),
+            "{problem:?}"
+        );
+        let extra = open_state()
+            .to_json()
+            .replace("\"probing\"", "\"surprise\": 1, \"probing\"");
+        let (problem, _, _) = rejected(extra.as_bytes());
+        assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
+    }
+
+    #[test]
+    fn another_version_is_rejected_as_such() {
+        let v2 = open_state().to_json().replace("\"version\": 1", "\"version\": 2");
+        let (problem, _, _) = rejected(v2.as_bytes());
+        assert!(
+            matches!(problem, StateFileProblem::UnsupportedVersion(2)),
+            "{problem:?}"
+        );
+    }
+
+    #[test]
+    fn contradicting_fields_are_invalid() {
+        let no_time = open_state().to_json().replace("1755267825000", "null");
+        let (problem, _, _) = rejected(no_time.as_bytes());
+        assert!(matches!(problem, StateFileProblem::Invalid(_)), "{problem:?}");
+        let half_quota = open_state()
+            .to_json()
+            .replace("\"lastTotal\": 5000", "\"lastTotal\": null");
+        let (problem, _, _) = rejected(half_quota.as_bytes());
+        assert!(matches!(problem, StateFileProblem::Invalid(_)), "{problem:?}");
+        let probing_open = open_state()
+            .to_json()
+            .replace("\"probing\": false", "\"probing\": true");
+        let (problem, _, _) = rejected(probing_open.as_bytes());
+        assert!(matches!(problem, StateFileProblem::Invalid(_)), "{problem:?}");
+        let huge = open_state().to_json().replace("480000", "4294967295");
+        let (problem, _, _) = rejected(huge.as_bytes());
+        assert!(matches!(problem, StateFileProblem::Invalid(_)), "{problem:?}");
+    }
+
+    #[test]
+    fn a_rejected_file_never_overwrites_an_earlier_one() {
+        let dir = TempDir::new("aside");
+        let path = dir.0.join("b.json");
+        let file = StateFile::new(&path);
+        fs::write(&path, b"first").unwrap();
+        assert!(file.load().is_err());
+        fs::write(&path, b"second").unwrap();
+        let Err(StateFileError::Rejected { kept_at, .. }) = file.load() else {
+            panic!("expected a rejection");
+        };
+        assert_eq!(kept_at, dir.0.join("b.json.rejected.1"));
+        assert_eq!(names_in(&dir.0), ["b.json.rejected", "b.json.rejected.1"]);
+        assert_eq!(fs::read(dir.0.join("b.json.rejected")).unwrap(), b"first");
+        assert_eq!(fs::read(kept_at).unwrap(), b"second");
+        // And the next save starts afresh beside them.
+        file.save(&open_state()).unwrap();
+        assert_eq!(file.load().unwrap(), Some(open_state()));
+    }
+
+    #[test]
+    fn an_unreadable_path_is_a_read_error_and_left_in_place() {
+        let dir = TempDir::new("unreadable");
+        let path = dir.0.join("b.json");
+        fs::create_dir(&path).unwrap(); // a directory where the file should be
+        let file = StateFile::new(&path);
+        assert!(matches!(file.load(), Err(StateFileError::Read(_))));
+        assert!(path.is_dir());
+    }
+
+    #[test]
+    fn errors_say_what_happened() {
+        let e = StateFileError::Rejected {
+            problem: StateFileProblem::UnsupportedVersion(7),
+            kept_at: PathBuf::from("/x/b.json.rejected"),
+        };
+        assert_eq!(
+            e.to_string(),
+            "breaker state file rejected: state file version 7 is not supported (this build reads 1); kept at /x/b.json.rejected"
+        );
+    }
+}
