@@ -14,11 +14,17 @@ extern crate self as breaker_core;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+#[cfg(feature = "anyhow")]
+mod anyhow_error;
 mod atomic;
 mod breaker;
+mod convert;
 #[cfg(feature = "defmt")]
 mod defmt;
+mod display;
 mod global_clock;
+#[cfg(feature = "std")]
+mod io_error;
 mod linker;
 mod machine;
 mod outcome;
@@ -28,9 +34,11 @@ mod shared;
 mod snapshot;
 #[cfg(feature = "std")]
 mod stderr_log;
+mod table;
 mod time;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
+pub use convert::DurationOutOfRange;
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
