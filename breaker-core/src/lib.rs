@@ -18,6 +18,7 @@ pub mod __private;
 mod anyhow_error;
 mod atomic;
 mod breaker;
+mod call_async;
 mod convert;
 #[cfg(feature = "defmt")]
 mod defmt;
@@ -36,6 +37,8 @@ mod snapshot;
 mod stderr_log;
 mod table;
 mod time;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use convert::DurationOutOfRange;

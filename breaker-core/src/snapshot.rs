@@ -258,7 +258,7 @@ impl<O: Observer> Breaker<O> {
     }
 }
 
-impl<O: ?Sized + Observer> SharedBreaker<O> {
+impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> {
     /// The state and counters as of `now`, to store across a reboot.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let core = self.load_core().settled(self.policy(), now);
