@@ -31,6 +31,8 @@ mod machine;
 mod outcome;
 mod policy;
 pub mod registry;
+#[cfg(feature = "serde")]
+mod serde;
 mod shared;
 mod snapshot;
 #[cfg(feature = "std")]

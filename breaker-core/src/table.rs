@@ -59,6 +59,11 @@ impl<'a> Table<'a> {
         Table { entries }
     }
 
+    /// The entries, one row each.
+    pub const fn entries(&self) -> &'a [Entry] {
+        self.entries
+    }
+
     fn write_row(f: &mut fmt::Formatter<'_>, widths: &[usize; 2], r: &Report) -> fmt::Result {
         let c = &r.counters;
         let mut state = Buf::new();
