@@ -56,7 +56,9 @@ pub use stderr_log::StderrLog;
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};
 
-/// Wraps a function returning `Result<T, E>` in its own static [`SharedBreaker`], listed in
-/// the [`registry`]. See the attribute's own documentation for its arguments.
+// The attribute's documentation lives here, on the re-export, where its links resolve
+// (the macro crate cannot depend on this one); rustdoc shows it above the macro crate's
+// own short paragraph.
 #[cfg(feature = "macros")]
+#[doc = include_str!("attribute.md")]
 pub use breaker_macros::circuit_breaker;
