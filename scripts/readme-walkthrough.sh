@@ -2,6 +2,9 @@
 # Proves that breaker-embedded's README walk-through works as written: takes its steps
 # out of the README into a scratch project outside the repository, builds it for
 # thumbv7m-none-eabi, and runs it on QEMU when qemu-system-arm and defmt-print are there.
+# Also checks that the functions firmware/README.md quotes are the firmware's own. (Every
+# other README code block is a doctest, a command list the test command runs itself, or
+# sample output.)
 #
 # The README marks each piece with an HTML comment on the line before its code block:
 #   <!-- walkthrough: run -->          a shell block, run in the scratch folder
@@ -16,6 +19,22 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 README="$ROOT/breaker-embedded/README.md"
+
+# firmware/README.md quotes the firmware's guarded functions (bodies elided as `{ .. }`):
+# every quoted line must be in the source, whitespace and trailing commas aside.
+squash() { tr -d ' \n\t' | sed 's/,)/)/g'; }
+source_text=$(cat "$ROOT"/firmware/common/*.rs | squash)
+while IFS= read -r line; do
+    [[ -z "$line" ]] && continue
+    needle=${line% \{ .. \}}
+    needle=${needle#\#\[}
+    needle=$(printf '%s' "${needle%\]}" | squash)
+    if [[ "$source_text" != *"$needle"* ]]; then
+        echo "readme-walkthrough: firmware/README.md quotes a line the firmware does not have: $line" >&2
+        exit 1
+    fi
+done < <(awk '/^```rust,ignore/ { f = 1; next } /^```/ { f = 0 } f' "$ROOT/firmware/README.md")
+echo "--> firmware/README.md's quoted functions match the firmware's source"
 
 scratch="$(mktemp -d)"
 trap 'rm -rf "$scratch"' EXIT
