@@ -60,10 +60,14 @@ for t in thumbv6m-none-eabi thumbv7em-none-eabihf; do
     cargo build -p breaker-core --no-default-features --features portable-atomic-unsafe-assume-single-core --target "$t"
     cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,macros --target "$t"
     cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,embedded-hal,defmt --target "$t"
-    cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,serde --target "$t"
+    cargo build -p breaker-core --no-default-features --features portable-atomic-critical-section,serde,embassy-time --target "$t"
     cargo build -p breaker-embedded --features portable-atomic-critical-section --target "$t"
     cargo build -p breaker-embedded --features portable-atomic-critical-section,embedded-hal --target "$t"
 done
+
+# ---- the embedded README's walk-through, as written ---------------------------------------
+step "breaker-embedded README walk-through: extracted, built for thumbv7m, run on QEMU"
+bash scripts/readme-walkthrough.sh
 
 # ---- firmware on QEMU -------------------------------------------------------------------
 step "firmware on QEMU (Cortex-M3 and Cortex-M0)"

@@ -93,7 +93,8 @@ impl Observer for fn(&Transition) {
 
 /// A call the breaker refused: nothing was sent, nothing billed, no timeout waited out.
 ///
-/// It prints as `circuit breaker open: call refused`.
+/// It prints as `circuit breaker open: call refused` (with `{:#}`, why and how long is
+/// left: `circuit breaker open: call refused (cooling down, retry in 12s)`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Refused {
@@ -101,12 +102,6 @@ pub struct Refused {
     pub reason: RefusalReason,
     /// When open and cooling down: the wait left before a call may become the probe.
     pub retry_in: Option<crate::Duration>,
-}
-
-impl fmt::Display for Refused {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("circuit breaker open: call refused")
-    }
 }
 
 impl core::error::Error for Refused {}

@@ -16,7 +16,7 @@ impl<O: Observer> Format for Breaker<O> {
     }
 }
 
-impl<O: ?Sized + Observer> Format for SharedBreaker<O> {
+impl<O: ?Sized + Observer, P: core::borrow::Borrow<crate::Policy>> Format for SharedBreaker<O, P> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
@@ -33,7 +33,7 @@ impl Format for Permit {
     }
 }
 
-impl<C: Clock, O: ?Sized + Observer> Format for SharedPermit<'_, C, O> {
+impl<C: Clock, O: ?Sized + Observer, P: core::borrow::Borrow<crate::Policy>> Format for SharedPermit<'_, C, O, P> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "SharedPermit {{ probe: {} }}", self.is_probe())
     }

@@ -14,14 +14,21 @@ extern crate self as breaker_core;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
+#[cfg(feature = "anyhow")]
+mod anyhow_error;
 mod atomic;
 mod breaker;
+mod call_async;
 pub mod chain;
+mod convert;
 #[cfg(feature = "defmt")]
 mod defmt;
+mod display;
 mod global_clock;
 #[cfg(feature = "embedded-hal")]
 pub mod hal;
+#[cfg(feature = "std")]
+mod io_error;
 mod ladder;
 mod linker;
 mod machine;
@@ -35,19 +42,25 @@ pub mod registry;
 mod retry;
 mod rng;
 pub mod router;
+#[cfg(feature = "serde")]
+mod serde;
 mod shared;
 mod snapshot;
 #[cfg(feature = "state-file")]
 mod state_file;
 #[cfg(feature = "std")]
 mod stderr_log;
+mod table;
 mod time;
+#[cfg(feature = "tower")]
+pub mod tower;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use chain::{
     Backup, BackupReport, BackupSpent, Backups, ChainError, ChainObserver, ChainPhase, ChainReport, FallbackChain,
     FallbackEvent, Route, Turn, DEFAULT_CHAIN_POLICY,
 };
+pub use convert::DurationOutOfRange;
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]
 pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
@@ -75,7 +88,9 @@ pub use stderr_log::StderrLog;
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};
 
-/// Wraps a function returning `Result<T, E>` in its own static [`SharedBreaker`], listed in
-/// the [`registry`]. See the attribute's own documentation for its arguments.
+// The attribute's documentation lives here, on the re-export, where its links resolve
+// (the macro crate cannot depend on this one); rustdoc shows it above the macro crate's
+// own short paragraph.
 #[cfg(feature = "macros")]
+#[doc = include_str!("attribute.md")]
 pub use breaker_macros::circuit_breaker;

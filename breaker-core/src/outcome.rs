@@ -80,3 +80,11 @@ impl<E: Classify + ?Sized> Classify for &E {
         (**self).verdict()
     }
 }
+
+/// An error that cannot happen (an axum `Router`'s, a `service_fn` that never fails) has
+/// no verdict to give.
+impl Classify for core::convert::Infallible {
+    fn verdict(&self) -> Verdict {
+        match *self {}
+    }
+}

@@ -50,17 +50,25 @@ impl Observer for Log {
     fn on_transition(&self, _: &Transition) {}
 }
 
-/// A function's error type must be able to carry a refusal: `E: From<Refused>`.
+// The notes below never suggest an impl the orphan rule forbids without saying so: the
+// impls are only possible where `{Self}` is defined, and `refused = ...` / `classify = ...`
+// work for every type. `do_not_recommend` on the blanket impls keeps rustc from burying
+// the notes under the blanket impl and the other implementors.
+
+/// A function's error type must be able to carry a refusal: `E: From<Refused>`, unless
+/// `refused = path` names the function that makes the error.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` cannot carry a circuit-breaker refusal",
-    label = "`#[circuit_breaker]` returns `Err({Self}::from(Refused))` when the breaker refuses a call",
-    note = "add `impl From<breaker_core::Refused> for {Self}` (for example a `Refused(breaker_core::Refused)` variant)"
+    message = "`{Self}` cannot carry a circuit-breaker refusal: `#[circuit_breaker]` returns `Err({Self}::from(Refused))` when the breaker refuses a call",
+    label = "if `{Self}` is defined in your crate, add `impl From<breaker_core::Refused> for {Self}`; if not, pass `refused = my_refusal`",
+    note = "for your own type, add for example a `Refused(breaker_core::Refused)` variant and `impl From<breaker_core::Refused> for {Self}`",
+    note = "for another crate's type the orphan rule forbids that impl: pass `refused = my_refusal` to the attribute, naming a `fn my_refusal(refused: breaker_core::Refused) -> {Self}` (breaker-core already gives `std::io::Error` and `anyhow::Error` `From<Refused>`)"
 )]
 pub trait CarriesRefusal: Sized {
     /// The error that stands for a refused call.
     fn from_refused(refused: Refused) -> Self;
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: From<Refused>> CarriesRefusal for E {
     #[inline(always)]
     fn from_refused(refused: Refused) -> Self {
@@ -83,15 +91,17 @@ pub fn run<R>(body: impl FnOnce() -> R) -> R {
 
 /// Without `classify = ...`, the error type's [`Classify`] impl gives the verdict.
 #[diagnostic::on_unimplemented(
-    message = "`{Self}` does not say which failures should trip the circuit breaker",
-    label = "`#[circuit_breaker]` asks this error type for a verdict",
-    note = "add `impl breaker_core::Classify for {Self} {{}}` (every error then counts as a strike; override `verdict` to choose), or pass `classify = path::to::fn` taking `&{Self}` and returning `breaker_core::Verdict`"
+    message = "`{Self}` does not say which failures should trip the circuit breaker: `#[circuit_breaker]` asks its error type for a verdict",
+    label = "if `{Self}` is defined in your crate, add `impl breaker_core::Classify for {Self} {{}}`; if not, pass `classify = my_verdict`",
+    note = "for your own type, `impl breaker_core::Classify for {Self} {{}}` counts every error as a strike; override `verdict` to choose",
+    note = "for another crate's type the orphan rule forbids that impl: pass `classify = my_verdict` to the attribute, naming a `fn my_verdict(error: &{Self}) -> breaker_core::Verdict` (breaker-core already classifies `std::io::Error`, and `anyhow::Error` with its `anyhow` feature)"
 )]
 pub trait Classified {
     /// What this error testifies.
     fn classified(&self) -> Verdict;
 }
 
+#[diagnostic::do_not_recommend]
 impl<E: Classify + ?Sized> Classified for E {
     #[inline(always)]
     fn classified(&self) -> Verdict {
@@ -127,4 +137,20 @@ impl<T: Clone> RetriedArgument for T {
 #[inline(always)]
 pub fn retried_argument<T: RetriedArgument>(argument: &T) -> T {
     argument.for_attempt()
+}
+
+/// The verdict of `classify = path`: the function is taken as a `fn(&E) -> Verdict` once
+/// `E` is known, so a wrong signature is reported as "expected fn pointer
+/// `fn(&E) -> Verdict`" at the path.
+#[inline(always)]
+pub fn classify_with<E: ?Sized>(error: &E, classify: fn(&E) -> Verdict) -> Verdict {
+    classify(error)
+}
+
+/// The error of a refused call with `refused = path`: the function is taken as a
+/// `fn(Refused) -> E`, so a wrong signature is reported as "expected fn pointer
+/// `fn(Refused) -> E`" at the path.
+#[inline(always)]
+pub fn refused_with<E>(refused: Refused, refused_error: fn(Refused) -> E) -> E {
+    refused_error(refused)
 }

@@ -6,6 +6,10 @@
 //! host nothing else is needed. A hand-built `static` [`SharedBreaker`] joins the same
 //! table with one line, [`register!`](crate::register).
 //!
+//! [`table`] prints them all as an aligned table (`print!("{}", registry::table())`, or
+//! [`print_table`] with `std`); a [`Report`] prints as one line and, with the `serde`
+//! feature, serializes (a health endpoint's JSON).
+//!
 //! ```
 //! use breaker_core::{registry, Phase};
 //!
@@ -45,6 +49,9 @@
 
 use core::fmt;
 
+#[cfg(feature = "std")]
+pub use crate::table::print_table;
+pub use crate::table::{table, Table};
 use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
 
 /// Lists a hand-built `static` [`SharedBreaker`] in the registry, as `#[circuit_breaker]`

@@ -1,5 +1,6 @@
 //! The breaker to share: `&self` methods, `const fn new`, `Sync`, lives in a `static`.
 
+use core::borrow::Borrow;
 use core::cell::Cell;
 use core::fmt;
 
@@ -47,26 +48,48 @@ use crate::{
 /// `&SharedBreaker<dyn Observer + Sync>`, which is how the [`registry`](crate::registry)
 /// holds breakers of every observer type. Everything but telling the observer is compiled
 /// once, whatever the observer types of a program's breakers.
-pub struct SharedBreaker<O: ?Sized + Observer = ()> {
-    inner: Inner,
+///
+/// # A policy known only at run time
+///
+/// The second parameter, `P`, is how the breaker holds its [`Policy`]: by default a
+/// `&'static Policy` (a `static` in flash, what [`SharedBreaker::new`] takes and what the
+/// registry lists), or anything that [`Borrow`]s one: the `Policy` itself, an
+/// `Arc<Policy>` shared by many breakers, a `&'a Policy`. A policy read from a
+/// configuration file at start-up needs no `static` and no leak:
+///
+/// ```
+/// use std::sync::Arc;
+/// use breaker_core::{CallError, Duration, Policy, SharedBreaker, StdClock};
+///
+/// let trip = "5".parse().unwrap(); // from the configuration, say
+/// let policy = Policy::try_new(trip, Duration::from_secs(10)).unwrap();
+/// let breaker: Arc<SharedBreaker<(), Policy>> = Arc::new(SharedBreaker::with_policy(policy));
+/// assert_eq!(breaker.policy().trip(), 5);
+/// assert_eq!(breaker.call(&StdClock, || Ok::<_, std::io::Error>(1)).unwrap(), 1);
+/// ```
+///
+/// Such a breaker is not listed in the [`registry`](crate::registry), which holds
+/// `static` breakers with a `&'static Policy`.
+pub struct SharedBreaker<O: ?Sized + Observer = (), P = &'static Policy> {
+    inner: Inner<P>,
     observer: O,
 }
 
 /// The part of a shared breaker that does not depend on its observer.
-struct Inner {
+struct Inner<P> {
     word: AtomicU64,
     /// Failures, skips, trips, probes, lease expiries: indexed like the low bits of
     /// [`Events`], so that counting a step is one loop over its bits.
     counts: [AtomicU32; Events::SHARED_COUNTED],
-    policy: &'static Policy,
+    policy: P,
 }
 
-impl<O: ?Sized + Observer> fmt::Debug for SharedBreaker<O> {
+impl<O: ?Sized + Observer, P: Borrow<Policy>> fmt::Debug for SharedBreaker<O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedBreaker")
             .field("core", &self.inner.load_core())
             .field("counters", &self.counters())
-            .field("policy", self.inner.policy)
+            .field("policy", self.policy())
             .finish()
     }
 }
@@ -118,7 +141,42 @@ impl<O: Observer> SharedBreaker<O> {
     }
 }
 
-impl Inner {
+impl<P: Borrow<Policy>> SharedBreaker<(), P> {
+    /// A closed breaker holding its policy as `P`: the [`Policy`] itself (known only at
+    /// run time, no `static` needed), an `Arc<Policy>`, a `&'a Policy`. See
+    /// [the type's documentation](SharedBreaker#a-policy-known-only-at-run-time).
+    #[cfg(not(loom))]
+    pub const fn with_policy(policy: P) -> SharedBreaker<(), P> {
+        shared_breaker_init!(policy, ())
+    }
+
+    /// [`SharedBreaker::with_policy`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn with_policy(policy: P) -> SharedBreaker<(), P> {
+        shared_breaker_init!(policy, ())
+    }
+}
+
+impl<O: Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
+    /// [`SharedBreaker::with_policy`] with an observer told of every transition.
+    #[cfg(not(loom))]
+    pub const fn with_policy_and_observer(policy: P, observer: O) -> SharedBreaker<O, P> {
+        shared_breaker_init!(policy, observer)
+    }
+
+    /// [`SharedBreaker::with_policy_and_observer`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn with_policy_and_observer(policy: P, observer: O) -> SharedBreaker<O, P> {
+        shared_breaker_init!(policy, observer)
+    }
+}
+
+impl<P: Borrow<Policy>> Inner<P> {
+    #[inline(always)]
+    fn policy(&self) -> &Policy {
+        self.policy.borrow()
+    }
+
     /// Applies `f` to the state until the compare-and-swap lands, then counts; returns the
     /// step's transitions, for the observer. A step that changes nothing writes nothing.
     /// Every transition goes through this one copy of the loop (out of line, off the hot
@@ -172,7 +230,7 @@ impl Inner {
     }
 
     fn state(&self, now: Instant) -> State {
-        self.load_core().view(self.policy, now)
+        self.load_core().view(self.policy(), now)
     }
 
     fn counters(&self) -> Counters {
@@ -201,7 +259,7 @@ impl Inner {
     }
 }
 
-impl<O: ?Sized + Observer> SharedBreaker<O> {
+impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     /// Runs [`Inner::update`] and tells the observer of each transition.
     fn update(&self, f: &dyn Fn(&mut Builder)) {
         for t in self.inner.update(f).iter().flatten() {
@@ -212,13 +270,40 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
     /// The mutating gate: may a call go ahead now? In half-open, a grant takes the one
     /// probe slot. The returned permit is a guard: dropped without an outcome, a probe
     /// counts as failed at that moment and any other call as neutral.
-    pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O>, Refused> {
-        let w = self.inner.word.load(Ordering::Acquire);
-        let ticket = match Core::hot_ticket(w) {
-            Some(ticket) => ticket,
-            None => self.gate(w, clock)?,
-        };
+    pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O, P>, Refused> {
+        let ticket = self.acquire_ticket(clock)?;
         Ok(Permit::new(self, clock, ticket))
+    }
+
+    /// [`SharedBreaker::try_acquire`]'s decision, for permits that hold the breaker some
+    /// other way (the `tower` service's owned permit).
+    #[inline(always)]
+    pub(crate) fn acquire_ticket<C: Clock>(&self, clock: &C) -> Result<Ticket, Refused> {
+        let w = self.inner.word.load(Ordering::Acquire);
+        match Core::hot_ticket(w) {
+            Some(ticket) => Ok(ticket),
+            None => self.gate(w, clock),
+        }
+    }
+
+    /// Reports the outcome of a call admitted with `ticket`: a success in Closed with
+    /// nothing pending changes nothing, so it skips the clock read.
+    pub(crate) fn report<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
+        let hot = outcome == Outcome::Success
+            && !ticket.probe
+            && self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
+        if !hot {
+            self.record_ticket(ticket, outcome, clock.now());
+        }
+    }
+
+    /// What an unanswered permit counts as when dropped: a probe as a failed probe (so the
+    /// breaker re-opens instead of wedging in half-open), anything else as neutral, which
+    /// changes nothing this breaker keeps.
+    pub(crate) fn abandon<C: Clock>(&self, ticket: Ticket, clock: &C) {
+        if ticket.probe {
+            self.record_ticket(ticket, Outcome::STRIKE, clock.now());
+        }
     }
 
     /// The gate off the hot path: one clock read. Open and cooling down, the refusal is
@@ -228,7 +313,7 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
     #[inline(always)]
     fn gate<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
         let now = clock.now();
-        if let Some(refused) = Core::cooling_refusal(w, self.inner.policy, now) {
+        if let Some(refused) = Core::cooling_refusal(w, self.inner.policy(), now) {
             self.inner.count_skip();
             return Err(refused);
         }
@@ -244,7 +329,7 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
             reason: RefusalReason::Open,
             retry_in: None,
         }));
-        self.update(&|b| decision.set(b.acquire(self.inner.policy, now)));
+        self.update(&|b| decision.set(b.acquire(self.inner.policy(), now)));
         decision.get()
     }
 
@@ -255,7 +340,7 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
-        self.update(&|b| b.record(self.inner.policy, ticket, outcome, now))
+        self.update(&|b| b.record(self.inner.policy(), ticket, outcome, now))
     }
 
     /// Runs `f` if the breaker allows it and reports its outcome, classifying its error
@@ -396,7 +481,7 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
     /// Opens at `now` as a trip would, with no call involved (see [`Breaker::trip`](crate::Breaker::trip)
     /// for the rules). Lock-free, like every transition.
     pub fn trip(&self, why: Reason, now: Instant) {
-        self.update(&|b| b.trip(self.inner.policy, why, now))
+        self.update(&|b| b.trip(self.inner.policy(), why, now))
     }
 
     /// Opens until [`SharedBreaker::reset`], whatever the cooldown says.
@@ -426,8 +511,8 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
     }
 
     /// The policy.
-    pub fn policy(&self) -> &'static Policy {
-        self.inner.policy
+    pub fn policy(&self) -> &Policy {
+        self.inner.policy()
     }
 
     /// The observer.
@@ -460,14 +545,14 @@ fn bump(counter: &AtomicU32) {
 /// at that moment, so the breaker re-opens instead of wedging in half-open; any other
 /// permit counts as neutral.
 #[must_use = "report the call's outcome; dropping the permit counts a probe as failed"]
-pub struct Permit<'a, C: Clock, O: ?Sized + Observer = ()> {
-    breaker: &'a SharedBreaker<O>,
+pub struct Permit<'a, C: Clock, O: ?Sized + Observer = (), P: Borrow<Policy> = &'static Policy> {
+    breaker: &'a SharedBreaker<O, P>,
     clock: &'a C,
     ticket: Ticket,
     answered: bool,
 }
 
-impl<C: Clock, O: ?Sized + Observer> fmt::Debug for Permit<'_, C, O> {
+impl<C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> fmt::Debug for Permit<'_, C, O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
             .field("probe", &self.ticket.probe)
@@ -476,8 +561,8 @@ impl<C: Clock, O: ?Sized + Observer> fmt::Debug for Permit<'_, C, O> {
     }
 }
 
-impl<'a, C: Clock, O: ?Sized + Observer> Permit<'a, C, O> {
-    fn new(breaker: &'a SharedBreaker<O>, clock: &'a C, ticket: Ticket) -> Self {
+impl<'a, C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Permit<'a, C, O, P> {
+    fn new(breaker: &'a SharedBreaker<O, P>, clock: &'a C, ticket: Ticket) -> Self {
         Permit {
             breaker,
             clock,
@@ -503,13 +588,7 @@ impl<'a, C: Clock, O: ?Sized + Observer> Permit<'a, C, O> {
     /// Reports the call's outcome.
     pub fn record(mut self, outcome: Outcome) {
         self.answered = true;
-        // A success in Closed with nothing pending changes nothing: skip the clock read.
-        let hot = outcome == Outcome::Success
-            && !self.ticket.probe
-            && self.breaker.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
-        if !hot {
-            self.breaker.record_ticket(self.ticket, outcome, self.clock.now());
-        }
+        self.breaker.report(self.ticket, outcome, self.clock);
     }
 
     /// [`Permit::record`] with a closed-state success inline: a load and a test in the
@@ -541,12 +620,10 @@ impl<'a, C: Clock, O: ?Sized + Observer> Permit<'a, C, O> {
     }
 }
 
-impl<C: Clock, O: ?Sized + Observer> Drop for Permit<'_, C, O> {
+impl<C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Drop for Permit<'_, C, O, P> {
     fn drop(&mut self) {
-        // An unanswered non-probe call is neutral, which changes nothing this breaker keeps.
-        if !self.answered && self.ticket.probe {
-            self.breaker
-                .record_ticket(self.ticket, Outcome::STRIKE, self.clock.now());
+        if !self.answered {
+            self.breaker.abandon(self.ticket, self.clock);
         }
     }
 }

@@ -156,17 +156,10 @@ impl Snapshot {
         let probing = b[3] & 4 != 0;
         let forced = b[3] & 8 != 0;
         let remaining = word(8);
-        let valid = b[3] & 0xF0 == 0
-            && b[7] == 0
-            && (!probing || phase == Phase::HalfOpen)
-            && (!forced || phase == Phase::Open)
-            && u32::from(b[5]) <= MAX_PROBES
-            && b[6] <= MAX_BACKOFF_STEP
-            && remaining <= Duration::MAX.as_millis();
-        if !valid {
+        if b[3] & 0xF0 != 0 || b[7] != 0 || remaining > Duration::MAX.as_millis() {
             return Err(DecodeError::Invalid);
         }
-        Ok(Snapshot {
+        let snapshot = Snapshot {
             phase,
             forced,
             probing,
@@ -184,7 +177,25 @@ impl Snapshot {
                 probes: word(36),
                 lease_expiries: word(40),
             },
-        })
+        };
+        snapshot.check().map(|()| snapshot)
+    }
+
+    /// `Ok` if the fields describe a state a breaker can be in: probing only when
+    /// half-open, forced only when open, a streak of at most 15 probes and a backoff step
+    /// of at most 15. [`Snapshot::from_bytes`] and deserialization (feature `serde`) accept
+    /// only snapshots that pass; a hand-made one that does not is
+    /// [`DecodeError::Invalid`].
+    pub fn check(&self) -> Result<(), DecodeError> {
+        let valid = (!self.probing || self.phase == Phase::HalfOpen)
+            && (!self.forced || self.phase == Phase::Open)
+            && u32::from(self.streak) <= MAX_PROBES
+            && self.step <= MAX_BACKOFF_STEP;
+        if valid {
+            Ok(())
+        } else {
+            Err(DecodeError::Invalid)
+        }
     }
 
     pub(crate) fn capture(core: Core, policy: &Policy, counters: Counters, now: Instant) -> Snapshot {
@@ -258,7 +269,7 @@ impl<O: Observer> Breaker<O> {
     }
 }
 
-impl<O: ?Sized + Observer> SharedBreaker<O> {
+impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> {
     /// The state and counters as of `now`, to store across a reboot.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let core = self.load_core().settled(self.policy(), now);

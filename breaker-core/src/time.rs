@@ -137,14 +137,6 @@ impl fmt::Display for Duration {
     }
 }
 
-impl From<Duration> for core::time::Duration {
-    /// The same span as a `core::time::Duration` (`std::time::Duration`), for timers that
-    /// take one: `tokio::time::sleep(d.into())`, `std::thread::sleep(d.into())`.
-    fn from(d: Duration) -> core::time::Duration {
-        core::time::Duration::from_millis(u64::from(d.millis))
-    }
-}
-
 /// A reading of a millisecond counter that wraps around at 2^32 (about 49.7 days).
 ///
 /// Instants are compared by wrapping difference: `later.since(earlier)` is correct across

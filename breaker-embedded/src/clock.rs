@@ -34,12 +34,17 @@ impl Clock for EmbassyClock {
 }
 
 /// The same span as an [`embassy_time::Duration`], for example to sleep out a refusal's
-/// `retry_in` with [`embassy_time::Timer::after`].
+/// `retry_in` with [`embassy_time::Timer::after`]: what `.into()` gives too, in a `const`.
+/// The other way, `Duration::try_from(embassy_duration)` rounds a fraction of a
+/// millisecond up and fails past [`Duration::MAX`].
 ///
 /// ```
 /// use breaker_embedded::{embassy_duration, Duration};
 ///
 /// assert_eq!(embassy_duration(Duration::from_millis(350)), embassy_time::Duration::from_millis(350));
+/// let wait: embassy_time::Duration = Duration::from_millis(350).into();
+/// assert_eq!(wait, embassy_time::Duration::from_millis(350));
+/// assert_eq!(Duration::try_from(embassy_time::Duration::from_micros(1500)), Ok(Duration::from_millis(2)));
 /// ```
 #[inline]
 pub const fn embassy_duration(d: Duration) -> embassy_time::Duration {
@@ -94,6 +99,23 @@ mod tests {
         assert_eq!(EmbassyClock.now(), before);
         advance_ms(10);
         assert_eq!(EmbassyClock.now().since(before), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn converts_durations_both_ways() {
+        for ms in [0, 1, 350, 30_000, Duration::MAX.as_millis()] {
+            let d = Duration::from_millis(ms);
+            let e: embassy_time::Duration = d.into();
+            assert_eq!(e.as_millis(), u64::from(ms));
+            assert_eq!(Duration::try_from(e), Ok(d));
+        }
+        // A fraction of a millisecond rounds up; past `Duration::MAX` is an error.
+        assert_eq!(
+            Duration::try_from(embassy_time::Duration::from_micros(1)),
+            Ok(Duration::from_millis(1))
+        );
+        let too_long = embassy_time::Duration::from_millis(u64::from(Duration::MAX.as_millis()) + 1);
+        assert!(Duration::try_from(too_long).is_err());
     }
 
     #[test]

@@ -24,12 +24,13 @@ mod kw {
     syn::custom_keyword!(name);
     syn::custom_keyword!(log);
     syn::custom_keyword!(classify);
+    syn::custom_keyword!(refused);
     syn::custom_keyword!(clock);
     syn::custom_keyword!(fallback);
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -61,6 +62,8 @@ pub struct Args {
     /// `log`, `log = true` or `log = false`.
     pub log: Option<bool>,
     pub classify: Option<Path>,
+    /// `refused = path`: the function that turns a refusal into the error type.
+    pub refused: Option<Path>,
     pub clock: Option<Path>,
     /// `fallback = path`: called with the same arguments when the breaker refuses.
     pub fallback: Option<Path>,
@@ -96,6 +99,7 @@ enum Key {
     Name,
     Log,
     Classify,
+    Refused,
     Clock,
     Fallback,
     Crate,
@@ -113,6 +117,7 @@ impl Key {
             Key::Name => "name",
             Key::Log => "log",
             Key::Classify => "classify",
+            Key::Refused => "refused",
             Key::Clock => "clock",
             Key::Fallback => "fallback",
             Key::Crate => "crate",
@@ -130,6 +135,7 @@ impl Key {
             Key::Name => "name = \"radio::send\"",
             Key::Log => "log",
             Key::Classify => "classify = my_verdict",
+            Key::Refused => "refused = my_refusal",
             Key::Clock => "clock = CLOCK",
             Key::Fallback => "fallback = send_cached",
             Key::Crate => "crate = ::breaker_core",
@@ -226,6 +232,13 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
                 "`classify` takes a path to a function `fn(&E) -> breaker_core::Verdict`, such as `classify = http_verdict`; write a closure as a named `fn`",
             )
         }
+        Key::Refused => {
+            args.refused = path_value(
+                &value,
+                errors,
+                "`refused` takes a path to a function `fn(breaker_core::Refused) -> E`, such as `refused = my_refusal`; write a closure as a named `fn`",
+            )
+        }
         Key::Clock => {
             args.clock = path_value(
                 &value,
@@ -307,6 +320,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::name => Key::Name,
         kw::log => Key::Log,
         kw::classify => Key::Classify,
+        kw::refused => Key::Refused,
         kw::clock => Key::Clock,
         kw::fallback => Key::Fallback,
         syn::token::Crate => Key::Crate,

@@ -17,8 +17,15 @@ pub enum DurationError {
     Empty,
     /// A group without its number, such as `"ms"` or `"1m s"`.
     MissingNumber,
-    /// A number without a unit, such as `"30"`.
-    MissingUnit(String),
+    /// A number without a unit at the end, such as `"30"` or `"1m30"`.
+    MissingUnit {
+        /// The whole string as written.
+        text: String,
+        /// The number that lacks its unit.
+        number: String,
+        /// The unit before it, if any (`"m"` in `"1m30"`).
+        after: Option<&'static str>,
+    },
     /// A unit outside `ms`, `s`, `m`, `h`.
     UnknownUnit(String),
     /// Whitespace, such as `"5 s"`.
@@ -39,12 +46,23 @@ impl fmt::Display for DurationError {
             DurationError::MissingNumber => {
                 write!(f, "a duration unit needs a number before it ({UNITS})")
             }
-            DurationError::MissingUnit(n) => {
-                write!(
+            DurationError::MissingUnit { text, number, after } => match after {
+                None => write!(
                     f,
-                    "duration `{n}` has no unit; write \"{n}s\" for seconds or \"{n}ms\" for milliseconds"
-                )
-            }
+                    "duration `{number}` has no unit; write \"{text}s\" for seconds or \"{text}ms\" for milliseconds"
+                ),
+                Some(unit) => match next_unit(unit) {
+                    Some((next, word)) => write!(
+                        f,
+                        "the `{number}` at the end of \"{text}\" has no unit; write \"{text}{next}\" for {number} {word}"
+                    ),
+                    None => write!(
+                        f,
+                        "the `{number}` at the end of \"{text}\" has no unit, and none can follow `ms`, the smallest; write \"{}\"",
+                        text.strip_suffix(number.as_str()).unwrap_or(text)
+                    ),
+                },
+            },
             DurationError::UnknownUnit(u) => write!(f, "unknown duration unit `{u}`; {UNITS}"),
             DurationError::Space => write!(f, "durations are written without spaces, as in \"5s\" or \"1m30s\""),
             DurationError::UnitOrder => write!(
@@ -60,6 +78,16 @@ impl fmt::Display for DurationError {
     }
 }
 
+/// The unit that may follow `unit` (the next smaller one), and its name in words.
+fn next_unit(unit: &str) -> Option<(&'static str, &'static str)> {
+    match unit {
+        "h" => Some(("m", "minutes")),
+        "m" => Some(("s", "seconds")),
+        "s" => Some(("ms", "milliseconds")),
+        _ => None,
+    }
+}
+
 /// Parses a duration string into milliseconds.
 pub fn parse(text: &str) -> Result<u32, DurationError> {
     if text.is_empty() {
@@ -72,6 +100,7 @@ pub fn parse(text: &str) -> Result<u32, DurationError> {
     let mut total: u64 = 0;
     // Rank of the last unit seen (h = 4 ... ms = 1); the next must be strictly smaller.
     let mut last_rank = u8::MAX;
+    let mut last_unit = None;
     while !rest.is_empty() {
         let digits_len = rest.bytes().take_while(u8::is_ascii_digit).count();
         let (digits, after) = rest.split_at(digits_len);
@@ -90,13 +119,25 @@ pub fn parse(text: &str) -> Result<u32, DurationError> {
             "m" => (3, 60_000),
             "s" => (2, 1_000),
             "ms" => (1, 1),
-            "" => return Err(DurationError::MissingUnit(digits.to_owned())),
+            "" => {
+                return Err(DurationError::MissingUnit {
+                    text: text.to_owned(),
+                    number: digits.to_owned(),
+                    after: last_unit,
+                })
+            }
             other => return Err(DurationError::UnknownUnit(other.to_owned())),
         };
         if rank >= last_rank {
             return Err(DurationError::UnitOrder);
         }
         last_rank = rank;
+        last_unit = Some(match rank {
+            4 => "h",
+            3 => "m",
+            2 => "s",
+            _ => "ms",
+        });
         // Any number with more than 10 digits overflows anyway; parse saturating.
         let value: u64 = digits.parse().unwrap_or(u64::MAX);
         total = value.saturating_mul(millis_per_unit).saturating_add(total);
@@ -159,8 +200,14 @@ mod tests {
     #[test]
     fn malformed() {
         assert_eq!(parse(""), Err(DurationError::Empty));
-        assert_eq!(parse("30"), Err(DurationError::MissingUnit("30".into())));
-        assert_eq!(parse("1m30"), Err(DurationError::MissingUnit("30".into())));
+        let missing = |text: &str, number: &str, after| DurationError::MissingUnit {
+            text: text.into(),
+            number: number.into(),
+            after,
+        };
+        assert_eq!(parse("30"), Err(missing("30", "30", None)));
+        assert_eq!(parse("1m30"), Err(missing("1m30", "30", Some("m"))));
+        assert_eq!(parse("1ms5"), Err(missing("1ms5", "5", Some("ms"))));
         assert_eq!(parse("30x"), Err(DurationError::UnknownUnit("x".into())));
         assert_eq!(parse("30sec"), Err(DurationError::UnknownUnit("sec".into())));
         assert_eq!(parse("30 s"), Err(DurationError::Space));
@@ -191,6 +238,34 @@ mod tests {
     fn never_panics_on_odd_input() {
         for s in ["ms", "mm", "hms", "1", "1h1", "٣s", "1\u{0}s", "  ", "1hh", "1m1m"] {
             let _ = parse(s);
+        }
+    }
+
+    #[test]
+    fn a_missing_unit_suggests_the_whole_duration() {
+        let says = |text: &str| parse(text).unwrap_err().to_string();
+        assert_eq!(
+            says("30"),
+            "duration `30` has no unit; write \"30s\" for seconds or \"30ms\" for milliseconds"
+        );
+        assert_eq!(
+            says("1m30"),
+            "the `30` at the end of \"1m30\" has no unit; write \"1m30s\" for 30 seconds"
+        );
+        assert_eq!(
+            says("1h30"),
+            "the `30` at the end of \"1h30\" has no unit; write \"1h30m\" for 30 minutes"
+        );
+        assert_eq!(
+            says("2s500"),
+            "the `500` at the end of \"2s500\" has no unit; write \"2s500ms\" for 500 milliseconds"
+        );
+        assert!(says("1ms5").ends_with("write \"1ms\""));
+        // Every suggestion parses.
+        for text in ["30", "1m30", "1h30", "2s500"] {
+            let said = says(text);
+            let suggested = said.split('"').nth(3).unwrap();
+            assert!(parse(suggested).is_ok(), "{suggested}");
         }
     }
 

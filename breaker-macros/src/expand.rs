@@ -86,8 +86,12 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
         let name = format_ident!("{path}");
         respan(quote!(#private::#name), error_span)
     };
+    // A `classify` function is called through `classify_with`, which takes it as a
+    // `fn(&E) -> Verdict` once `E` is known: a wrong signature is then a plain type
+    // mismatch naming the expected `fn(&E) -> Verdict` (as a bound on a closure type it
+    // was E0631, suggesting a closure the attribute does not accept).
     let verdict_of = |error: &TokenStream| match &config.classify {
-        Some(path) => quote!(#path(#error)),
+        Some(path) => quote!(#private::classify_with(#error, #path)),
         None => {
             let verdict = at_error("verdict");
             quote_spanned!(error_span=> #verdict(#error))
@@ -159,13 +163,17 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
     let body_var = format_ident!("__breaker_core_body", span = Span::mixed_site());
     let error = quote!(#error_var);
     let verdict_of_error = verdict_of(&error);
-    let refused = at_error("refused");
-    let refused_call = quote_spanned!(error_span=> #refused(#refused_var));
+    let refused_call = match &config.refused {
+        // `refused = path`: the user's function makes the error (for a type the orphan
+        // rule keeps from having `From<Refused>`).
+        Some(path) => quote!(#private::refused_with(#refused_var, #path)),
+        None => {
+            let refused = at_error("refused");
+            quote_spanned!(error_span=> #refused(#refused_var))
+        }
+    };
     let call = {
-        let classify = match &config.classify {
-            Some(path) => quote!(#path),
-            None => quote!(|#error_var| #verdict_of_error),
-        };
+        let classify = quote!(|#error_var| #verdict_of_error);
         // The body is bound first, so its type (and so `E`) is known before the
         // `classify` closure is checked, and an error type without `Classify` is reported
         // at the error type.

@@ -26,6 +26,8 @@ pub struct Config {
     /// Log each transition through the runtime crate's `__private::Log`.
     pub log: bool,
     pub classify: Option<Path>,
+    /// The function that turns a refusal into the error type, instead of `E::from`.
+    pub refused: Option<Path>,
     pub clock: Option<Path>,
     pub fallback: Option<Path>,
     pub krate: Option<Path>,
@@ -81,6 +83,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         name: args.name,
         log: args.log.unwrap_or(false),
         classify: args.classify,
+        refused: args.refused,
         clock: args.clock,
         fallback: args.fallback,
         krate: args.krate,

@@ -11,8 +11,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Poll, Waker};
 
 use breaker_core::{
-    circuit_breaker, registry, set_global_clock, Classify, Clock, Duration, Instant, ManualClock, Refused, State,
-    Verdict,
+    circuit_breaker, registry, set_global_clock, Classify, Clock, Duration, Instant, ManualClock, Refused, Verdict,
 };
 
 /// The time every breaker below reads: `set_global_clock` points the default clock here,
@@ -134,37 +133,11 @@ fn block_on<F: Future>(f: F) -> F::Output {
     }
 }
 
-fn state_text(state: State) -> String {
-    match state {
-        State::Closed { strikes: 0 } => "closed".to_owned(),
-        State::Closed { strikes } => format!("closed, {strikes} strike(s)"),
-        State::Open { forced: true, .. } => "open (forced)".to_owned(),
-        State::Open { remaining, .. } => format!("open, {remaining} left"),
-        State::HalfOpen { probing: true, .. } => "half-open, probing".to_owned(),
-        State::HalfOpen { streak, .. } => format!("half-open, {streak} ok"),
-    }
-}
-
+/// The registry as `registry::table()` prints it: one aligned row per breaker, each
+/// read with the pure oracle (a dump never takes a probe slot).
 fn dump(phase: &str) {
     println!("\n== {phase} (t = {}s)", CLOCK.now().as_millis() / 1000);
-    println!(
-        "{:<36} {:<22} {:>5} {:>8} {:>5} {:>5} {:>6}",
-        "breaker", "state", "allow", "failures", "skips", "trips", "probes"
-    );
-    let mut rows: Vec<_> = registry::iter().map(|e| e.report()).collect();
-    rows.sort_by_key(|r| r.name);
-    for r in rows {
-        println!(
-            "{:<36} {:<22} {:>5} {:>8} {:>5} {:>5} {:>6}",
-            r.name,
-            state_text(r.state),
-            if r.would_allow { "yes" } else { "no" },
-            r.counters.failures,
-            r.counters.skips,
-            r.counters.trips,
-            r.counters.probes,
-        );
-    }
+    print!("{}", registry::table());
 }
 
 fn call_all(label: &str) {

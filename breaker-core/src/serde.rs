@@ -1,0 +1,362 @@
+//! `serde` for what a health endpoint or a state file carries (feature `serde`):
+//! `Serialize` for reports, states, counters, policies, transitions and refusals; both
+//! ways for snapshots, policies, durations, instants, phases and counters.
+//!
+//! Durations and instants are whole milliseconds, in fields named `..._ms`; phases and
+//! reasons are snake-case strings (`"half_open"`, `"probe_failed"`). Deserializing never
+//! makes a value the breaker could not hold: a [`Snapshot`] goes through
+//! [`Snapshot::check`], a [`Policy`] through its `try_` constructors, a [`Duration`] past
+//! [`Duration::MAX`] is an error; unknown fields in a snapshot or a policy are errors too.
+//!
+//! ```
+//! # #[cfg(feature = "std")] {
+//! use breaker_core::{registry, Duration, Instant, ManualClock, Policy, SharedBreaker, Snapshot};
+//!
+//! static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+//! static UPLINK: SharedBreaker = SharedBreaker::new(&POLICY);
+//! static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+//! breaker_core::register!(UPLINK, "uplink", CLOCK);
+//!
+//! let json = serde_json::to_string(&registry::get("uplink").unwrap().report()).unwrap();
+//! assert!(json.starts_with(r#"{"name":"uplink","now_ms":0,"state":{"phase":"closed","strikes":0}"#));
+//!
+//! let saved = serde_json::to_string(&UPLINK.snapshot(Instant::ZERO)).unwrap();
+//! let back: Snapshot = serde_json::from_str(&saved).unwrap();
+//! assert_eq!(back, UPLINK.snapshot(Instant::ZERO));
+//! // Probing while closed: no breaker is ever in that state.
+//! let corrupt = saved.replace(r#""probing":false"#, r#""probing":true"#);
+//! assert!(serde_json::from_str::<Snapshot>(&corrupt).is_err());
+//! # }
+//! ```
+
+use serde::de::{Deserializer, Error as _};
+use serde::ser::{SerializeSeq, SerializeStruct, Serializer};
+use serde::{Deserialize, Serialize};
+
+use crate::registry::{Report, Table};
+use crate::{Counters, Duration, Instant, Phase, Policy, Reason, RefusalReason, Refused, Snapshot, State, Transition};
+
+/// Whole milliseconds.
+impl Serialize for Duration {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(self.as_millis())
+    }
+}
+
+/// Whole milliseconds, at most [`Duration::MAX`]; more is an error, not a clamp.
+impl<'de> Deserialize<'de> for Duration {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let millis = u32::deserialize(d)?;
+        if millis > Duration::MAX.as_millis() {
+            return Err(D::Error::custom(
+                "duration too long for a circuit breaker: at most 1073741823 ms (about 12.4 days)",
+            ));
+        }
+        Ok(Duration::from_millis(millis))
+    }
+}
+
+/// The raw counter reading, in milliseconds.
+impl Serialize for Instant {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u32(self.as_millis())
+    }
+}
+
+/// The raw counter reading, in milliseconds.
+impl<'de> Deserialize<'de> for Instant {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Instant, D::Error> {
+        u32::deserialize(d).map(Instant::from_millis)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum PhaseRepr {
+    Closed,
+    Open,
+    HalfOpen,
+}
+
+/// `"closed"`, `"open"`, `"half_open"`.
+impl Serialize for Phase {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Phase::Closed => PhaseRepr::Closed,
+            Phase::Open => PhaseRepr::Open,
+            Phase::HalfOpen => PhaseRepr::HalfOpen,
+        }
+        .serialize(s)
+    }
+}
+
+/// `"closed"`, `"open"`, `"half_open"`.
+impl<'de> Deserialize<'de> for Phase {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Phase, D::Error> {
+        Ok(match PhaseRepr::deserialize(d)? {
+            PhaseRepr::Closed => Phase::Closed,
+            PhaseRepr::Open => Phase::Open,
+            PhaseRepr::HalfOpen => Phase::HalfOpen,
+        })
+    }
+}
+
+/// Snake case: `"strikes"`, `"trip_verdict"`, `"probe_failed"`, `"lease_expired"`,
+/// `"cooldown_elapsed"`, `"recovered"`, `"forced_open"`, `"reset"`, `"predicted"`.
+impl Serialize for Reason {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match self {
+            Reason::Strikes => "strikes",
+            Reason::TripVerdict => "trip_verdict",
+            Reason::ProbeFailed => "probe_failed",
+            Reason::LeaseExpired => "lease_expired",
+            Reason::CooldownElapsed => "cooldown_elapsed",
+            Reason::Recovered => "recovered",
+            Reason::ForcedOpen => "forced_open",
+            Reason::Reset => "reset",
+            Reason::Predicted => "predicted",
+        })
+    }
+}
+
+/// `"open"`, `"probing"`, `"forced_open"`, `"quota_low"`.
+impl Serialize for RefusalReason {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(match self {
+            RefusalReason::Open => "open",
+            RefusalReason::Probing => "probing",
+            RefusalReason::ForcedOpen => "forced_open",
+            RefusalReason::QuotaLow => "quota_low",
+        })
+    }
+}
+
+/// `{"reason": "open", "retry_in_ms": 1200}` (`null` when there is no wait to tell).
+impl Serialize for Refused {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Refused", 2)?;
+        st.serialize_field("reason", &self.reason)?;
+        st.serialize_field("retry_in_ms", &self.retry_in)?;
+        st.end()
+    }
+}
+
+/// Tagged by phase: `{"phase": "closed", "strikes": 2}`, `{"phase": "open",
+/// "remaining_ms": 348, "forced": false}`, `{"phase": "half_open", "probing": true,
+/// "streak": 0}`.
+impl Serialize for State {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match *self {
+            State::Closed { strikes } => {
+                let mut st = s.serialize_struct("State", 2)?;
+                st.serialize_field("phase", &Phase::Closed)?;
+                st.serialize_field("strikes", &strikes)?;
+                st.end()
+            }
+            State::Open { remaining, forced } => {
+                let mut st = s.serialize_struct("State", 3)?;
+                st.serialize_field("phase", &Phase::Open)?;
+                st.serialize_field("remaining_ms", &remaining)?;
+                st.serialize_field("forced", &forced)?;
+                st.end()
+            }
+            State::HalfOpen { probing, streak } => {
+                let mut st = s.serialize_struct("State", 3)?;
+                st.serialize_field("phase", &Phase::HalfOpen)?;
+                st.serialize_field("probing", &probing)?;
+                st.serialize_field("streak", &streak)?;
+                st.end()
+            }
+        }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Counters", deny_unknown_fields)]
+struct CountersRepr {
+    calls: u32,
+    successes: u32,
+    failures: u32,
+    neutrals: u32,
+    skips: u32,
+    trips: u32,
+    probes: u32,
+    lease_expiries: u32,
+}
+
+/// Every counter by its field name.
+impl Serialize for Counters {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let c = *self;
+        CountersRepr {
+            calls: c.calls,
+            successes: c.successes,
+            failures: c.failures,
+            neutrals: c.neutrals,
+            skips: c.skips,
+            trips: c.trips,
+            probes: c.probes,
+            lease_expiries: c.lease_expiries,
+        }
+        .serialize(s)
+    }
+}
+
+/// Every counter by its field name, all required.
+impl<'de> Deserialize<'de> for Counters {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Counters, D::Error> {
+        let c = CountersRepr::deserialize(d)?;
+        Ok(Counters {
+            calls: c.calls,
+            successes: c.successes,
+            failures: c.failures,
+            neutrals: c.neutrals,
+            skips: c.skips,
+            trips: c.trips,
+            probes: c.probes,
+            lease_expiries: c.lease_expiries,
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Policy", deny_unknown_fields)]
+struct PolicyRepr {
+    trip: u32,
+    cooldown_ms: Duration,
+    probe_lease_ms: Duration,
+    probes_to_close: u32,
+    backoff_multiplier: u32,
+    max_cooldown_ms: Duration,
+    #[serde(default)]
+    patient_probation: bool,
+}
+
+/// `{"trip": 3, "cooldown_ms": 30000, "probe_lease_ms": 30000, "probes_to_close": 1,
+/// "backoff_multiplier": 1, "max_cooldown_ms": 30000, "patient_probation": false}`.
+impl Serialize for Policy {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        PolicyRepr {
+            trip: self.trip(),
+            cooldown_ms: self.cooldown(),
+            probe_lease_ms: self.probe_lease(),
+            probes_to_close: self.probes_to_close(),
+            backoff_multiplier: self.backoff_multiplier(),
+            max_cooldown_ms: self.max_cooldown(),
+            patient_probation: self.patient_probation(),
+        }
+        .serialize(s)
+    }
+}
+
+/// The serialized form, through [`Policy::try_new`] and the other `try_` builders: a
+/// policy they reject (trip 0, a cap below the cooldown, ...) is an error naming the
+/// problem. `patient_probation` may be left out (false).
+impl<'de> Deserialize<'de> for Policy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Policy, D::Error> {
+        let p = PolicyRepr::deserialize(d)?;
+        let policy = Policy::try_new(p.trip, p.cooldown_ms)
+            .and_then(|q| q.try_with_probe_lease(p.probe_lease_ms))
+            .and_then(|q| q.try_with_probes_to_close(p.probes_to_close))
+            .and_then(|q| q.try_with_backoff(p.backoff_multiplier, p.max_cooldown_ms))
+            .map_err(|e| D::Error::custom(e.message()))?;
+        Ok(if p.patient_probation {
+            policy.with_patient_probation()
+        } else {
+            policy
+        })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Snapshot", deny_unknown_fields)]
+struct SnapshotRepr {
+    phase: Phase,
+    forced: bool,
+    probing: bool,
+    strikes: u8,
+    streak: u8,
+    step: u8,
+    remaining_ms: Duration,
+    counters: Counters,
+}
+
+/// Every field by name (`remaining_ms` for the wait left).
+impl Serialize for Snapshot {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        SnapshotRepr {
+            phase: self.phase,
+            forced: self.forced,
+            probing: self.probing,
+            strikes: self.strikes,
+            streak: self.streak,
+            step: self.step,
+            remaining_ms: self.remaining,
+            counters: self.counters,
+        }
+        .serialize(s)
+    }
+}
+
+/// The serialized form, checked by [`Snapshot::check`]: a state no breaker can be in
+/// (probing while closed, a streak above 15) is an error, never a wrong state.
+impl<'de> Deserialize<'de> for Snapshot {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Snapshot, D::Error> {
+        let r = SnapshotRepr::deserialize(d)?;
+        let snapshot = Snapshot {
+            phase: r.phase,
+            forced: r.forced,
+            probing: r.probing,
+            strikes: r.strikes,
+            streak: r.streak,
+            step: r.step,
+            remaining: r.remaining_ms,
+            counters: r.counters,
+        };
+        snapshot
+            .check()
+            .map_err(|_| D::Error::custom("snapshot holds an impossible state"))?;
+        Ok(snapshot)
+    }
+}
+
+/// `{"from": "closed", "to": "open", "why": "strikes", "at_ms": 1200, "cooldown_ms": 30000}`.
+impl Serialize for Transition {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Transition", 5)?;
+        st.serialize_field("from", &self.from)?;
+        st.serialize_field("to", &self.to)?;
+        st.serialize_field("why", &self.why)?;
+        st.serialize_field("at_ms", &self.at)?;
+        st.serialize_field("cooldown_ms", &self.cooldown)?;
+        st.end()
+    }
+}
+
+/// `{"name": .., "now_ms": .., "state": {..}, "counters": {..}, "would_allow": ..,
+/// "policy": {..}}`.
+impl Serialize for Report {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Report", 6)?;
+        st.serialize_field("name", self.name)?;
+        st.serialize_field("now_ms", &self.now)?;
+        st.serialize_field("state", &self.state)?;
+        st.serialize_field("counters", &self.counters)?;
+        st.serialize_field("would_allow", &self.would_allow)?;
+        st.serialize_field("policy", &self.policy)?;
+        st.end()
+    }
+}
+
+/// A sequence of its entries' [`Report`]s: `serde_json::to_string(&registry::table())`
+/// is the whole registry as JSON.
+impl Serialize for Table<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let entries = self.entries();
+        let mut seq = s.serialize_seq(Some(entries.len()))?;
+        for entry in entries {
+            seq.serialize_element(&entry.report())?;
+        }
+        seq.end()
+    }
+}

@@ -1,0 +1,353 @@
+//! A circuit breaker as a `tower` [`Layer`] and [`Service`] (feature `tower`), for axum,
+//! tonic and hyper stacks: it goes in a `ServiceBuilder` next to timeout and retry.
+//!
+//! ```
+//! use breaker_core::tower::CircuitBreakerLayer;
+//! use breaker_core::{Duration, Policy, SharedBreaker, StdClock};
+//! use tower::{service_fn, Service, ServiceBuilder, ServiceExt};
+//!
+//! static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+//! static UPSTREAM: SharedBreaker = SharedBreaker::new(&POLICY);
+//!
+//! # let mut rt = std::pin::pin!(async {
+//! let mut svc = ServiceBuilder::new()
+//!     .layer(CircuitBreakerLayer::new(&UPSTREAM, StdClock))
+//!     .service(service_fn(|name: &'static str| async move {
+//!         Ok::<_, std::io::Error>(format!("hello {name}"))
+//!     }));
+//! let reply = svc.ready().await?.call("world").await?;
+//! assert_eq!(reply, "hello world");
+//! # Ok::<_, tower::BoxError>(())
+//! # });
+//! # use std::future::Future;
+//! # let cx = &mut std::task::Context::from_waker(std::task::Waker::noop());
+//! # let std::task::Poll::Ready(r) = rt.as_mut().poll(cx) else { panic!() };
+//! # r.unwrap();
+//! ```
+//!
+//! # Decisions
+//!
+//! - **Refusal in `call`, not `poll_ready`.** `poll_ready` only asks the inner service.
+//!   An open breaker answers `call` at once with an error, without calling the inner
+//!   service: nothing is sent, no timeout waited out. Refusing in `poll_ready` would break
+//!   tower's contract either way: `Pending` would hold callers back (backpressure) while
+//!   the breaker means "fail fast", and an error from `poll_ready` tells tower the service
+//!   is dead for good; taking the half-open probe slot in `poll_ready` would hold it for a
+//!   caller that may never call. This is what tower's own load-shedding layer does.
+//! - **Errors are `BoxError`,** as with tower's timeout: the inner service's error boxed,
+//!   or a [`Refused`] (find it with `error.downcast_ref::<Refused>()` or
+//!   `error.is::<Refused>()`, e.g. in axum's `HandleErrorLayer` to answer 503). A boxed
+//!   refusal is neutral to [`Classify`], so an outer breaker does not count an inner one's
+//!   refusals.
+//! - **Classification:** by default a response is a success and an error is classified
+//!   by its type's [`Classify`] (`std::io::Error`, `BoxError`, `Infallible` and your own
+//!   types). [`CircuitBreakerLayer::classify`] takes a function of the whole result, so
+//!   an HTTP 503 *response* can count as a strike.
+//! - **One breaker for every clone.** The layer holds a handle to the breaker: a
+//!   `&'static SharedBreaker` (a `static`, listed in the registry with `register!`), or
+//!   an `Arc<SharedBreaker<..>>` (a policy read at run time). Every service the layer
+//!   makes, and every clone of one, shares that one breaker: concurrent requests race for
+//!   the one probe slot exactly as threads do.
+//! - **Cancellation:** the permit lives in the response future. A future dropped
+//!   unanswered while it is the half-open probe (a timeout above this layer fired, the
+//!   client went away) counts as a failed probe at once; any other dropped call is
+//!   neutral.
+
+use core::borrow::Borrow;
+use core::future::Future;
+use core::ops::Deref;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use std::boxed::Box;
+
+use tower_layer::Layer;
+use tower_service::Service;
+
+use crate::machine::Ticket;
+use crate::{Classify, Clock, Observer, Outcome, Policy, Refused, SharedBreaker};
+
+/// The error type of a [`CircuitBreakerService`]: the inner service's error, boxed, or a
+/// [`Refused`] (tower's `BoxError`).
+pub type BoxError = Box<dyn core::error::Error + Send + Sync>;
+
+/// Says what a service's result testifies: [`Outcome::Success`] or a failure's verdict.
+///
+/// Implemented for every `Fn(&Result<Res, Err>) -> Outcome`, and by [`ByClassify`], the
+/// default.
+pub trait ClassifyResult<Res, Err> {
+    /// The outcome `result` reports to the breaker.
+    fn outcome(&self, result: &Result<Res, Err>) -> Outcome;
+}
+
+impl<Res, Err, F: Fn(&Result<Res, Err>) -> Outcome> ClassifyResult<Res, Err> for F {
+    fn outcome(&self, result: &Result<Res, Err>) -> Outcome {
+        self(result)
+    }
+}
+
+/// The default classification: a response is a success, an error is classified by its
+/// type's [`Classify`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct ByClassify;
+
+impl<Res, Err: Classify> ClassifyResult<Res, Err> for ByClassify {
+    fn outcome(&self, result: &Result<Res, Err>) -> Outcome {
+        match result {
+            Ok(_) => Outcome::Success,
+            Err(e) => Outcome::Error(e.verdict()),
+        }
+    }
+}
+
+/// Wraps services in a [`CircuitBreakerService`] sharing one breaker (see the
+/// [module documentation](self) for the decisions).
+#[derive(Clone, Debug)]
+pub struct CircuitBreakerLayer<B, C, K = ByClassify> {
+    breaker: B,
+    clock: C,
+    classify: K,
+}
+
+impl<B, C> CircuitBreakerLayer<B, C> {
+    /// A layer guarding services with `breaker` (a `&'static SharedBreaker` or an
+    /// `Arc<SharedBreaker<..>>`), reading `clock`, classifying errors with [`Classify`].
+    pub const fn new(breaker: B, clock: C) -> Self {
+        CircuitBreakerLayer {
+            breaker,
+            clock,
+            classify: ByClassify,
+        }
+    }
+}
+
+impl<B, C, K> CircuitBreakerLayer<B, C, K> {
+    /// Classifies results with `classify` instead: any `Fn(&Result<Res, Err>) -> Outcome`,
+    /// so that a response can count as a failure.
+    ///
+    /// ```
+    /// use breaker_core::tower::CircuitBreakerLayer;
+    /// use breaker_core::{Duration, Outcome, Policy, SharedBreaker, StdClock, Verdict};
+    ///
+    /// static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+    /// static UPSTREAM: SharedBreaker = SharedBreaker::new(&POLICY);
+    ///
+    /// /// An HTTP-like status: 5xx strikes, 401 trips, the rest is a success.
+    /// fn by_status(result: &Result<u16, std::io::Error>) -> Outcome {
+    ///     match result {
+    ///         Ok(500..=599) => Outcome::STRIKE,
+    ///         Ok(401) => Outcome::TRIP,
+    ///         Ok(_) => Outcome::Success,
+    ///         Err(e) => Outcome::Error(breaker_core::Classify::verdict(e)),
+    ///     }
+    /// }
+    /// let layer = CircuitBreakerLayer::new(&UPSTREAM, StdClock).classify(by_status);
+    /// # let _ = layer;
+    /// ```
+    pub fn classify<K2>(self, classify: K2) -> CircuitBreakerLayer<B, C, K2> {
+        CircuitBreakerLayer {
+            breaker: self.breaker,
+            clock: self.clock,
+            classify,
+        }
+    }
+}
+
+impl<S, B: Clone, C: Clone, K: Clone> Layer<S> for CircuitBreakerLayer<B, C, K> {
+    type Service = CircuitBreakerService<S, B, C, K>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CircuitBreakerService {
+            inner,
+            breaker: self.breaker.clone(),
+            clock: self.clock.clone(),
+            classify: self.classify.clone(),
+        }
+    }
+}
+
+/// A service guarded by a circuit breaker: made by [`CircuitBreakerLayer`]. Clones share
+/// the breaker.
+#[derive(Clone, Debug)]
+pub struct CircuitBreakerService<S, B, C, K = ByClassify> {
+    inner: S,
+    breaker: B,
+    clock: C,
+    classify: K,
+}
+
+impl<S, B, C, K> CircuitBreakerService<S, B, C, K> {
+    /// The guarded service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The breaker handle.
+    pub fn breaker(&self) -> &B {
+        &self.breaker
+    }
+}
+
+/// A handle to a [`SharedBreaker`] that a layer can hold and clone: a
+/// `&'static SharedBreaker<O, P>` or an `Arc<SharedBreaker<O, P>>` (anything that
+/// dereferences to one).
+pub trait BreakerHandle: Clone {
+    /// The breaker's observer type.
+    type Observer: ?Sized + Observer;
+    /// How the breaker holds its policy.
+    type Policy: Borrow<Policy>;
+
+    /// The breaker.
+    fn shared(&self) -> &SharedBreaker<Self::Observer, Self::Policy>;
+}
+
+impl<B, O, P> BreakerHandle for B
+where
+    B: Deref<Target = SharedBreaker<O, P>> + Clone,
+    O: ?Sized + Observer,
+    P: Borrow<Policy>,
+{
+    type Observer = O;
+    type Policy = P;
+
+    fn shared(&self) -> &SharedBreaker<O, P> {
+        self
+    }
+}
+
+impl<S, Req, B, C, K> Service<Req> for CircuitBreakerService<S, B, C, K>
+where
+    S: Service<Req>,
+    S::Error: Into<BoxError>,
+    B: BreakerHandle,
+    C: Clock + Clone,
+    K: ClassifyResult<S::Response, S::Error> + Clone,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<S::Future, B, C, K>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        let state = match self.breaker.shared().acquire_ticket(&self.clock) {
+            Ok(ticket) => State::Called {
+                future: self.inner.call(request),
+                permit: OwnedPermit {
+                    breaker: self.breaker.clone(),
+                    clock: self.clock.clone(),
+                    ticket,
+                    answered: false,
+                },
+                classify: self.classify.clone(),
+            },
+            Err(refused) => State::Refused { refused: Some(refused) },
+        };
+        ResponseFuture { state }
+    }
+}
+
+/// A permit that owns its handle to the breaker and its clock (so the response future
+/// can be `'static`): reported once, or dropped unanswered by the rule of
+/// [`SharedPermit`](crate::SharedPermit).
+struct OwnedPermit<B: BreakerHandle, C: Clock> {
+    breaker: B,
+    clock: C,
+    ticket: Ticket,
+    answered: bool,
+}
+
+impl<B: BreakerHandle, C: Clock> OwnedPermit<B, C> {
+    fn record(&mut self, outcome: Outcome) {
+        if !self.answered {
+            self.answered = true;
+            self.breaker.shared().report(self.ticket, outcome, &self.clock);
+        }
+    }
+}
+
+impl<B: BreakerHandle, C: Clock> Drop for OwnedPermit<B, C> {
+    fn drop(&mut self) {
+        if !self.answered {
+            self.breaker.shared().abandon(self.ticket, &self.clock);
+        }
+    }
+}
+
+impl<B: BreakerHandle, C: Clock> core::fmt::Debug for OwnedPermit<B, C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("OwnedPermit")
+            .field("probe", &self.ticket.probe)
+            .field("answered", &self.answered)
+            .finish()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The response future of a [`CircuitBreakerService`]: the inner call with its
+    /// permit, or a refusal, ready at once.
+    #[derive(Debug)]
+    pub struct ResponseFuture<F, B, C, K>
+    where
+        B: BreakerHandle,
+        C: Clock,
+    {
+        #[pin]
+        state: State<F, B, C, K>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StateProj]
+    #[derive(Debug)]
+    enum State<F, B, C, K>
+    where
+        B: BreakerHandle,
+        C: Clock,
+    {
+        Called {
+            #[pin]
+            future: F,
+            permit: OwnedPermit<B, C>,
+            classify: K,
+        },
+        Refused {
+            refused: Option<Refused>,
+        },
+    }
+}
+
+impl<F, Res, Err, B, C, K> Future for ResponseFuture<F, B, C, K>
+where
+    F: Future<Output = Result<Res, Err>>,
+    Err: Into<BoxError>,
+    B: BreakerHandle,
+    C: Clock,
+    K: ClassifyResult<Res, Err>,
+{
+    type Output = Result<Res, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Called {
+                future,
+                permit,
+                classify,
+            } => {
+                let result = core::task::ready!(future.poll(cx));
+                permit.record(classify.outcome(&result));
+                Poll::Ready(result.map_err(Into::into))
+            }
+            StateProj::Refused { refused } => match refused.take() {
+                Some(refused) => Poll::Ready(Err(Box::new(refused))),
+                // Polled again after it returned the refusal: a contract breach by the
+                // caller; answer the same instead of panicking.
+                None => Poll::Ready(Err(Box::new(Refused {
+                    reason: crate::RefusalReason::Open,
+                    retry_in: None,
+                }))),
+            },
+        }
+    }
+}
