@@ -141,6 +141,8 @@ use crate::errors::Errors;
 ///   `backoff` above 1 without `max_cooldown`;
 /// - `name` that is not a string literal, or is empty;
 /// - `classify`, `clock` or `crate` that is not a path;
+/// - a literal value written with an attribute (`trip = #[cfg(x)] 3`), or a string value
+///   with a suffix (`cooldown = "30s"ms`): neither is a plain literal;
 /// - applied to something that is not a function, or to a function without a body;
 /// - a `const fn`;
 /// - no return type, or one that is not written as `Result<..>` (aliases such as

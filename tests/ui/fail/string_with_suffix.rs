@@ -1,0 +1,22 @@
+use breaker_core::{circuit_breaker, Classify, Refused};
+
+#[derive(Debug)]
+pub struct Error;
+impl Classify for Error {}
+impl From<Refused> for Error {
+    fn from(_: Refused) -> Self {
+        Error
+    }
+}
+
+#[circuit_breaker(cooldown = "30s"ms)]
+fn call() -> Result<(), Error> {
+    Ok(())
+}
+
+#[circuit_breaker(name = "radio"x)]
+fn named() -> Result<(), Error> {
+    Ok(())
+}
+
+fn main() {}
