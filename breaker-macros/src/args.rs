@@ -306,11 +306,16 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
 
 /// The literal a value is, if it is written as a bare literal: not one with an attribute
 /// (`#[cfg(x)] 3`, which would silently drop the attribute), nor a string with a suffix
-/// (`"30s"ms`, which the compiler accepts in attribute arguments but nowhere else).
+/// (`"30s"ms`), nor an integer with a suffix other than its type (`3u8` is fine, `3ms`
+/// is not); the compiler accepts such suffixes in attribute arguments but nowhere else.
 fn bare_literal(value: &Expr) -> Option<&Lit> {
+    const INTEGER_TYPES: [&str; 12] = [
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+    ];
     match value {
         Expr::Lit(ExprLit { attrs, lit }) if attrs.is_empty() => match lit {
             Lit::Str(s) if !s.suffix().is_empty() => None,
+            Lit::Int(i) if !i.suffix().is_empty() && !INTEGER_TYPES.contains(&i.suffix()) => None,
             lit => Some(lit),
         },
         _ => None,
@@ -458,12 +463,15 @@ mod tests {
             "name = \"radio\"x",
             "name = #[a] \"radio\"",
             "log = #[a] true",
+            "trip = 3ms",
+            "backoff = 2x, max_cooldown = \"1m\"",
         ] {
             assert!(!accepted(bad), "{bad}");
         }
         // A suffixed integer is an integer literal; a raw string is a string literal.
         for good in [
             "trip = 3u8",
+            "probes = 2usize",
             "probes = 0x2",
             "cooldown = r\"30s\"",
             "name = r#\"radio\"#",

@@ -141,8 +141,9 @@ use crate::errors::Errors;
 ///   `backoff` above 1 without `max_cooldown`;
 /// - `name` that is not a string literal, or is empty;
 /// - `classify`, `clock` or `crate` that is not a path;
-/// - a literal value written with an attribute (`trip = #[cfg(x)] 3`), or a string value
-///   with a suffix (`cooldown = "30s"ms`): neither is a plain literal;
+/// - a literal value written with an attribute (`trip = #[cfg(x)] 3`), a string value with
+///   a suffix (`cooldown = "30s"ms`), or an integer with a suffix other than an integer
+///   type (`trip = 3x`; `trip = 3u8` is fine): none is a plain literal;
 /// - applied to something that is not a function, or to a function without a body;
 /// - a `const fn`;
 /// - no return type, or one that is not written as `Result<..>` (aliases such as

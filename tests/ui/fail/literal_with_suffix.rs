@@ -19,4 +19,15 @@ fn named() -> Result<(), Error> {
     Ok(())
 }
 
+#[circuit_breaker(trip = 3x)]
+fn counted() -> Result<(), Error> {
+    Ok(())
+}
+
+// A suffix naming an integer type is fine.
+#[circuit_breaker(trip = 3u8)]
+fn typed() -> Result<(), Error> {
+    Ok(())
+}
+
 fn main() {}
