@@ -21,6 +21,13 @@ TARGETS=("${@:-${ALL_TARGETS[@]}}")
 # under `cfg(fuzzing)`, and `attribute_args` checks where each error points.
 FLAGS=(--sanitizer none --debug-assertions --no-cfg-fuzzing)
 
+# libfuzzer-sys compiles libFuzzer (C++) with the system compiler.
+if ! command -v c++ >/dev/null; then
+    echo "installing a C++ compiler (g++)"
+    as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null
+fi
 if ! cargo fuzz --version >/dev/null 2>&1; then
     echo "installing cargo-fuzz"
     cargo install --locked cargo-fuzz
