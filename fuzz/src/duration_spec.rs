@@ -1,24 +1,20 @@
 //! The attribute's duration grammar as `breaker-macros/src/duration.rs` documents it,
-//! decided afresh with a regular expression.
+//! decided afresh.
 //!
 //! "One or more `<digits><unit>` groups with no spaces, units `h`, `m`, `s`, `ms`, each
 //! used at most once and from the largest to the smallest. The total is in whole
 //! milliseconds, above zero and at most `Duration::MAX` (2^30 - 1 ms)."
-
-use std::sync::LazyLock;
-
-use regex::Regex;
+//!
+//! That is the regular language `(D+h)?(D+m)?(D+s)?(D+ms)?`, not empty, where `D` is an
+//! ASCII digit. [`decide`] matches it group by group, in the order of the units, each
+//! group optional: a group is there when the text goes on with digits, its unit, and then
+//! the end or the next group's digits.
 
 /// `Duration::MAX`, in milliseconds.
 pub const MAX_MILLIS: u32 = (1 << 30) - 1;
 
-/// Each unit once, largest first; ASCII digits only.
-static GRAMMAR: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new("^(?:([0-9]+)h)?(?:([0-9]+)m)?(?:([0-9]+)s)?(?:([0-9]+)ms)?$").expect("the grammar is a valid regex")
-});
-
-/// Milliseconds per unit, in the order of the groups of [`GRAMMAR`].
-const UNIT_MILLIS: [u128; 4] = [3_600_000, 60_000, 1_000, 1];
+/// The units in the only order they may appear, with their size in milliseconds.
+const UNITS: [(&str, u128); 4] = [("h", 3_600_000), ("m", 60_000), ("s", 1_000), ("ms", 1)];
 
 /// What the grammar says of a text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,27 +30,38 @@ pub enum Expect {
 }
 
 /// The value of a run of ASCII digits, saturating far above any valid total.
-fn number(digits: &str) -> u128 {
-    let significant = digits.trim_start_matches('0');
+fn number(digits: &[u8]) -> u128 {
+    let significant = match digits.iter().position(|&d| d != b'0') {
+        Some(first) => &digits[first..],
+        None => return 0,
+    };
     if significant.len() > 30 {
         return u128::MAX / 4;
     }
-    significant.bytes().fold(0u128, |n, d| n * 10 + u128::from(d - b'0'))
+    significant.iter().fold(0u128, |n, d| n * 10 + u128::from(d - b'0'))
 }
 
 /// What parsing `text` must give.
 pub fn decide(text: &str) -> Expect {
-    if text.is_empty() {
+    let mut rest = text.as_bytes();
+    let mut groups = 0;
+    let mut total: u128 = 0;
+    for (unit, millis) in UNITS {
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let Some(after) = rest[digits..].strip_prefix(unit.as_bytes()) else {
+            continue;
+        };
+        let group_ends = after.first().is_none_or(u8::is_ascii_digit);
+        if digits == 0 || !group_ends {
+            continue;
+        }
+        total = total.saturating_add(number(&rest[..digits]).saturating_mul(millis));
+        groups += 1;
+        rest = after;
+    }
+    if groups == 0 || !rest.is_empty() {
         return Expect::Malformed;
     }
-    let Some(groups) = GRAMMAR.captures(text) else {
-        return Expect::Malformed;
-    };
-    let total = (1..=4).fold(0u128, |total, i| {
-        groups.get(i).map_or(total, |g| {
-            total.saturating_add(number(g.as_str()).saturating_mul(UNIT_MILLIS[i - 1]))
-        })
-    });
     match total {
         0 => Expect::Zero,
         t if t > u128::from(MAX_MILLIS) => Expect::Overflow,
