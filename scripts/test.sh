@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, docs, host tests (unit, integration,
-# property, trybuild, doctests), loom model checks, the no_std thumb builds and the
-# firmware on QEMU. Installs what a fresh machine with only Rust lacks.
+# property, trybuild, doctests), loom model checks, bounded coverage-guided fuzzing, the
+# no_std thumb builds and the firmware on QEMU. Installs what a fresh machine with only
+# Rust lacks.
 #
 #   bash scripts/test.sh
 set -euo pipefail
@@ -34,7 +35,7 @@ fi
 # ---- style ------------------------------------------------------------------------------
 step "cargo fmt --check"
 cargo fmt --all --check
-for fw in firmware/m3 firmware/m0; do (cd "$fw" && cargo fmt --check); done
+for fw in firmware/m3 firmware/m0 fuzz; do (cd "$fw" && cargo fmt --check); done
 
 step "cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets -- -D warnings
@@ -51,6 +52,9 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core -
 
 step "loom model checks of the fallback chain (one Recovering probe)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom_chain --release
+# ---- fuzzing ----------------------------------------------------------------------------
+step "coverage-guided fuzzing: snapshot decoder, duration grammar, attribute arguments (FUZZ_SECONDS each)"
+bash scripts/fuzz.sh
 
 # ---- no_std -----------------------------------------------------------------------------
 step "no_std builds for thumb targets"

@@ -289,11 +289,13 @@ fn parse_log(input: ParseStream, key_span: Span, args: &mut Args, errors: &mut E
     args.seen.push("log");
     args.log = match value {
         None => Some(true),
-        Some(Expr::Lit(ExprLit { lit: Lit::Bool(b), .. })) => Some(b.value),
-        Some(other) => {
-            errors.push(syn::Error::new_spanned(other, LOG_FORMS));
-            None
-        }
+        Some(value) => match bare_literal(&value) {
+            Some(Lit::Bool(b)) => Some(b.value),
+            _ => {
+                errors.push(syn::Error::new_spanned(value, LOG_FORMS));
+                None
+            }
+        },
     };
     Ok(())
 }
@@ -335,6 +337,24 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
     Err(lookahead.error())
 }
 
+/// The literal a value is, if it is written as a bare literal: not one with an attribute
+/// (`#[cfg(x)] 3`, which would silently drop the attribute), nor a string with a suffix
+/// (`"30s"ms`), nor an integer with a suffix other than its type (`3u8` is fine, `3ms`
+/// is not); the compiler accepts such suffixes in attribute arguments but nowhere else.
+pub(crate) fn bare_literal(value: &Expr) -> Option<&Lit> {
+    const INTEGER_TYPES: [&str; 12] = [
+        "u8", "u16", "u32", "u64", "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize",
+    ];
+    match value {
+        Expr::Lit(ExprLit { attrs, lit }) if attrs.is_empty() => match lit {
+            Lit::Str(s) if !s.suffix().is_empty() => None,
+            Lit::Int(i) if !i.suffix().is_empty() && !INTEGER_TYPES.contains(&i.suffix()) => None,
+            lit => Some(lit),
+        },
+        _ => None,
+    }
+}
+
 /// An integer literal in `min..=max`.
 fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Option<u32> {
     let hint = match key {
@@ -342,7 +362,7 @@ fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Op
         "probes" => "consecutive probe successes that close it again",
         _ => "the factor each re-open multiplies the cooldown by, 1 for a constant cooldown",
     };
-    let Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) = value else {
+    let Some(Lit::Int(int)) = bare_literal(value) else {
         errors.push(syn::Error::new_spanned(
             value,
             format!("`{key}` takes an integer literal from {min} to {max} ({hint}), such as `{key} = {min}`"),
@@ -365,15 +385,15 @@ fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Op
 
 /// A duration string literal, parsed.
 pub(crate) fn duration_value(value: &Expr, key: &str, errors: &mut Errors) -> Option<u32> {
-    match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => match duration::parse(&s.value()) {
+    match bare_literal(value) {
+        Some(Lit::Str(s)) => match duration::parse(&s.value()) {
             Ok(ms) => Some(ms),
             Err(e) => {
                 errors.push(syn::Error::new(s.span(), e));
                 None
             }
         },
-        Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) => {
+        Some(Lit::Int(int)) => {
             let n = int.base10_digits();
             errors.push(syn::Error::new(
                 int.span(),
@@ -381,9 +401,9 @@ pub(crate) fn duration_value(value: &Expr, key: &str, errors: &mut Errors) -> Op
             ));
             None
         }
-        other => {
+        _ => {
             errors.push(syn::Error::new_spanned(
-                other,
+                value,
                 format!(
                     "`{key}` takes a string literal such as `{key} = \"30s\"` (units ms, s, m, h; \"1m30s\"); it is read at compile time, so constants and expressions cannot be used"
                 ),
@@ -394,18 +414,18 @@ pub(crate) fn duration_value(value: &Expr, key: &str, errors: &mut Errors) -> Op
 }
 
 fn name_value(value: &Expr, errors: &mut Errors) -> Option<LitStr> {
-    match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if !s.value().is_empty() => Some(s.clone()),
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
+    match bare_literal(value) {
+        Some(Lit::Str(s)) if !s.value().is_empty() => Some(s.clone()),
+        Some(Lit::Str(s)) => {
             errors.push(syn::Error::new(
                 s.span(),
                 "the registry name must not be empty; write one such as `name = \"radio::send\"`, or leave `name` out for the function's path",
             ));
             None
         }
-        other => {
+        _ => {
             errors.push(syn::Error::new_spanned(
-                other,
+                value,
                 "`name` takes a string literal, such as `name = \"radio::send\"`",
             ));
             None
@@ -458,5 +478,38 @@ mod tests {
         let _ = parse("log(true), trip = 0".parse().unwrap(), &mut errors);
         let reported = errors.into_compile_errors().to_string();
         assert_eq!(reported.matches("compile_error").count(), 2, "{reported}");
+    }
+
+    #[test]
+    fn values_are_bare_literals() {
+        let accepted = |src: &str| {
+            let mut errors = Errors::default();
+            let _ = parse(src.parse().unwrap(), &mut errors);
+            errors.is_empty()
+        };
+        for bad in [
+            "trip = #[cfg(any())] 3",
+            "probes = #[doc = \"x\"] 2",
+            "cooldown = #[a] \"30s\"",
+            "cooldown = \"30s\"ms",
+            "probe_lease = \"1s\"x",
+            "name = \"radio\"x",
+            "name = #[a] \"radio\"",
+            "log = #[a] true",
+            "trip = 3ms",
+            "backoff = 2x, max_cooldown = \"1m\"",
+        ] {
+            assert!(!accepted(bad), "{bad}");
+        }
+        // A suffixed integer is an integer literal; a raw string is a string literal.
+        for good in [
+            "trip = 3u8",
+            "probes = 2usize",
+            "probes = 0x2",
+            "cooldown = r\"30s\"",
+            "name = r#\"radio\"#",
+        ] {
+            assert!(accepted(good), "{good}");
+        }
     }
 }

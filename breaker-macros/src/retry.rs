@@ -6,7 +6,7 @@ use proc_macro2::{Group, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::parse::ParseStream;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprLit, FnArg, Lit, Pat, Path, Signature, Token, Type};
+use syn::{Expr, FnArg, Lit, Pat, Path, Signature, Token, Type};
 
 use crate::args::{duration_value, path_value};
 use crate::duration;
@@ -162,7 +162,7 @@ fn parse_pair(input: ParseStream, key: &'static str, args: &mut RetryArgs, error
 
 /// An integer literal in `min..=max`.
 fn count(value: &Expr, key: &str, min: u32, max: u32, hint: &str, errors: &mut Errors) -> Option<u32> {
-    let Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) = value else {
+    let Some(Lit::Int(int)) = crate::args::bare_literal(value) else {
         errors.push(syn::Error::new_spanned(
             value,
             format!(
@@ -187,8 +187,8 @@ fn count(value: &Expr, key: &str, min: u32, max: u32, hint: &str, errors: &mut E
 }
 
 fn jitter(value: &Expr, errors: &mut Errors) -> Option<&'static str> {
-    match value {
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => {
+    match crate::args::bare_literal(value) {
+        Some(Lit::Str(s)) => {
             let name = s.value();
             match JITTERS.iter().find(|(n, _)| *n == name) {
                 Some((_, variant)) => Some(variant),
@@ -201,9 +201,9 @@ fn jitter(value: &Expr, errors: &mut Errors) -> Option<&'static str> {
                 }
             }
         }
-        other => {
+        _ => {
             errors.push(syn::Error::new_spanned(
-                other,
+                value,
                 format!(
                     "`retry_jitter` takes a string literal, one of {JITTER_NAMES}, such as `retry_jitter = \"full\"`"
                 ),
