@@ -29,6 +29,7 @@ mod snapshot;
 #[cfg(feature = "std")]
 mod stderr_log;
 mod time;
+pub mod window;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
@@ -42,6 +43,10 @@ pub use stderr_log::StderrLog;
 #[cfg(feature = "std")]
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};
+pub use window::{
+    Bucket, CallWindow, TimeWindow, Window, WindowSize, WindowSnapshot, WindowStats, WindowStore, Windowed,
+    MAX_BUCKET_CALLS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME, WINDOW_BUCKETS,
+};
 
 /// Wraps a function returning `Result<T, E>` in its own static [`SharedBreaker`], listed in
 /// the [`registry`]. See the attribute's own documentation for its arguments.
