@@ -48,6 +48,7 @@ cargo test --workspace
 
 step "loom model checks of the shared breaker"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom --release
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom_window --release
 
 # ---- no_std -----------------------------------------------------------------------------
 step "no_std builds for thumb targets"

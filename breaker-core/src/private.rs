@@ -16,6 +16,8 @@ pub use crate::registry::Entry;
 #[cfg(feature = "std")]
 pub use crate::StderrLog as Log;
 pub use crate::{CallError, Classify, Clock, Duration, Policy, Refused, SharedBreaker, SharedPermit, Verdict};
+// `#[circuit_breaker(window = ..)]`'s policy and breaker.
+pub use crate::{CallWindow, Outcome, TimeWindow, WindowSize, Windowed};
 #[cfg(not(feature = "std"))]
 use crate::{Observer, Transition};
 

@@ -122,18 +122,48 @@ fn a_slow_success_racing_a_failure_lands_in_both_rules_words() {
 
 #[test]
 fn a_reset_racing_a_sample_never_trips_on_the_cleared_window() {
-    // One failure of at most 2 in the window: the racing failure would make 2 of 2. The
-    // reset clears the window: whichever lands first, the breaker ends closed with an empty
-    // window (a trip before the reset is undone by it; after it, the stale sample is
-    // dropped), never opened by the old window after the reset.
+    // One failure of at least 2 in the window: the racing failure, under a permit taken
+    // before the reset, would make 2 of 2. The reset clears the window: whichever lands
+    // first, the breaker ends closed with an empty window (a trip before the reset is
+    // undone by it; after it, the stale sample is dropped), never opened by the old window
+    // after the reset, and the old sample never lands in the new window.
+    static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_millis(10)).with_min_calls(2);
+    model(|| {
+        let b: &'static SharedBreaker<Windowed<CallWindow>> =
+            Box::leak(Box::new(SharedBreaker::windowed(&POLICY, Windowed::calls(()))));
+        fail(b);
+        let before_reset = b.try_acquire(&START).unwrap();
+        let t1 = thread::spawn(move || before_reset.failure(Verdict::Strike));
+        let t2 = thread::spawn(move || b.reset(now()));
+        t1.join().unwrap();
+        t2.join().unwrap();
+        assert_eq!(b.phase(now()), Phase::Closed);
+        assert_eq!(b.window_stats(now()), Some(WindowStats::default()));
+        assert!(b.counters().trips <= 1);
+    });
+}
+
+#[test]
+fn a_call_racing_a_reset_counts_in_the_window_of_its_own_generation() {
+    // The same race with a whole call: it may start after the reset (its failure is then
+    // the new window's first sample) or before (then it is cleared, or stale); the breaker
+    // never opens on the old window after the reset.
     static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_millis(10)).with_min_calls(2);
     model(|| {
         let b = count_window(&POLICY);
         fail(&b);
         race(&b, fail, |b| b.reset(now()));
         assert_eq!(b.phase(now()), Phase::Closed);
-        assert_eq!(b.window_stats(now()), Some(WindowStats::default()));
-        assert!(b.counters().trips <= 1);
+        let stats = b.window_stats(now()).unwrap();
+        let after = WindowStats {
+            calls: 1,
+            failures: 1,
+            slow: 0,
+        };
+        assert!(stats == WindowStats::default() || stats == after, "{stats:?}");
+        if b.counters().trips == 1 {
+            assert_eq!(stats, WindowStats::default(), "tripped before the reset, cleared by it");
+        }
     });
 }
 
@@ -161,10 +191,14 @@ impl Classify for Trip {
 
 #[test]
 fn time_window_samples_racing_into_one_bucket_and_across_buckets_are_all_counted() {
-    static POLICY: Policy =
-        Policy::failure_rate(100, WindowSize::Time(Duration::from_secs(10)), Duration::from_millis(10));
+    static POLICY: Policy = Policy::failure_rate(
+        100,
+        WindowSize::Time(Duration::from_secs(10)),
+        Duration::from_millis(10),
+    );
     model(|| {
-        let b: Arc<SharedBreaker<Windowed<TimeWindow>>> = Arc::new(SharedBreaker::windowed(&POLICY, Windowed::time(())));
+        let b: Arc<SharedBreaker<Windowed<TimeWindow>>> =
+            Arc::new(SharedBreaker::windowed(&POLICY, Windowed::time(())));
         race(
             &b,
             |b| {
@@ -198,7 +232,8 @@ fn time_window_samples_racing_into_one_bucket_and_across_buckets_are_all_counted
 fn a_recovery_racing_a_stale_sample_starts_from_an_empty_window() {
     // A permit taken while closed is reported while the probe that closes the breaker
     // again succeeds: the old sample must not land in the new window.
-    static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_millis(100)).with_min_calls(1);
+    static POLICY: Policy =
+        Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_millis(100)).with_min_calls(1);
     model(|| {
         let b: &'static SharedBreaker<Windowed<CallWindow>> =
             Box::leak(Box::new(SharedBreaker::windowed(&POLICY, Windowed::calls(()))));
@@ -212,5 +247,40 @@ fn a_recovery_racing_a_stale_sample_starts_from_an_empty_window() {
         t2.join().unwrap();
         assert_eq!(b.phase(LATER.now()), Phase::Closed);
         assert_eq!(b.window_stats(LATER.now()), Some(WindowStats::default()));
+    });
+}
+
+#[test]
+fn a_call_let_through_by_a_recovery_counts_in_the_new_window() {
+    // The window is cleared for the new generation before the recovery lands, so a call
+    // let through right after it (refused before it: the probe is out) always finds the
+    // cleared window of its own generation, and its sample is never dropped.
+    static POLICY: Policy =
+        Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_millis(100)).with_min_calls(2);
+    model(|| {
+        let b: &'static SharedBreaker<Windowed<CallWindow>> =
+            Box::leak(Box::new(SharedBreaker::windowed(&POLICY, Windowed::calls(()))));
+        fail(b);
+        fail(b);
+        let probe = b.try_acquire(&LATER).unwrap();
+        assert!(probe.is_probe());
+        let t1 = thread::spawn(move || probe.success());
+        let t2 = thread::spawn(move || {
+            b.call(&LATER, || Err::<(), _>(Nack))
+                .is_err_and(|e| e.into_inner().is_some())
+        });
+        t1.join().unwrap();
+        let admitted = t2.join().unwrap();
+        assert_eq!(b.phase(LATER.now()), Phase::Closed);
+        let expected = if admitted {
+            WindowStats {
+                calls: 1,
+                failures: 1,
+                slow: 0,
+            }
+        } else {
+            WindowStats::default()
+        };
+        assert_eq!(b.window_stats(LATER.now()), Some(expected));
     });
 }

@@ -6,6 +6,7 @@ mod duration;
 mod errors;
 mod expand;
 mod validate;
+mod window;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenTree};
@@ -63,6 +64,11 @@ use crate::errors::Errors;
 ///   unless `log` is given: then it is a `SharedBreaker<Log>` built with
 ///   [`SharedBreaker::with_observer`], `Log::new(name)` telling the runtime crate's logger
 ///   of every transition (see [Logging transitions](#logging-transitions)).
+/// - With `window`, the policy is [`Policy::failure_rate`] and the breaker a
+///   `SharedBreaker<Windowed<CallWindow, O>>` (`window = N`) or
+///   `SharedBreaker<Windowed<TimeWindow, O>>` (`window = "10s"`) built with
+///   [`SharedBreaker::windowed`], `O` being `()` or `Log`. See
+///   [Failure-rate windows](#failure-rate-windows).
 ///
 /// # Arguments
 ///
@@ -76,6 +82,11 @@ use crate::errors::Errors;
 /// | `probes` | integer literal, 1 to 15: consecutive probe successes that close it | `1` |
 /// | `backoff` | integer literal, 1 to 255: each re-open without a close multiplies the cooldown by it | `1` (constant) |
 /// | `max_cooldown` | duration string: the cap of the growing cooldown | the cooldown |
+/// | `window` | integer literal, 1 to 51: trip on the failure rate of the last N calls instead of on `trip` consecutive strikes; or a duration string, at least `"1s"` and a whole number of 10 ms: on the failure rate of that span of time (ten buckets) | none: consecutive strikes |
+/// | `failure_rate` | integer literal, 1 to 100: the percentage of failed calls in the window that opens the breaker | `50` |
+/// | `min_calls` | integer literal, 1 to the window's size (1 to 10230 for a time window): the fewest calls in the window before a rate can open it | the window's size; `10` for a time window |
+/// | `slow_call` | duration string: a successful call that takes longer is slow | none: no slow-call rule |
+/// | `slow_rate` | integer literal, 1 to 100: the percentage of slow calls in the window that opens the breaker | none: no slow-call rule |
 /// | `name` | string literal: the registry name | `concat!(module_path!(), "::", "<fn name>")` |
 /// | `log` | flag: `log`, or `log = true` / `log = false`: log every transition, under the registry name | off |
 /// | `classify` | path to a `fn(&E) -> Verdict` | `E`'s [`Classify`] impl |
@@ -88,6 +99,45 @@ use crate::errors::Errors;
 /// calls; nothing is parsed at run time.
 ///
 /// `log` is the one argument that needs no value: `#[circuit_breaker(trip = 3, log)]`.
+///
+/// # Failure-rate windows
+///
+/// `window` replaces `trip`: the breaker trips when `failure_rate` percent of the calls in
+/// its window failed (or `slow_rate` percent were slower than `slow_call`), once the window
+/// holds `min_calls` calls. Trip verdicts still trip at once, neutral outcomes are not
+/// counted, and the window is cleared on every transition; the rest (cooldown, probes,
+/// backoff, lease) is as without a window. The rules are `breaker_core::window`'s.
+///
+/// ```
+/// use breaker_core::{circuit_breaker, Classify, Refused};
+///
+/// #[derive(Debug)]
+/// enum ModemError { Timeout, Refused(Refused) }
+/// impl From<Refused> for ModemError {
+///     fn from(r: Refused) -> Self {
+///         ModemError::Refused(r)
+///     }
+/// }
+/// impl Classify for ModemError {}
+///
+/// /// Trips when half of the last 20 calls failed (judged from 10 calls on), or when
+/// /// 80 % of them took more than 2 s: a modem that answers, but too late.
+/// #[circuit_breaker(window = 20, failure_rate = 50, min_calls = 10, slow_call = "2s", slow_rate = 80)]
+/// fn dial(number: &str) -> Result<(), ModemError> {
+///     if number.is_empty() { Err(ModemError::Timeout) } else { Ok(()) }
+/// }
+///
+/// /// The same over the last 10 seconds (ten 1 s buckets).
+/// #[circuit_breaker(window = "10s", min_calls = 20)]
+/// fn hang_up() -> Result<(), ModemError> {
+///     Ok(())
+/// }
+/// # dial("112").unwrap();
+/// # hang_up().unwrap();
+/// ```
+///
+/// Only a slow-call rule times calls (a clock read when each starts and ends); a count
+/// window needs no clock at all, a time window reads it once per call.
 ///
 /// A method's default `name` has no `Self` type in it (an attribute cannot see the
 /// `impl` it sits in): give methods a `name` when two types in one module share a method
@@ -133,6 +183,12 @@ use crate::errors::Errors;
 ///   followed by anything but `= true`, `= false` or a comma (`log(true)`);
 /// - `trip = 0`; `trip` above 255; `probes` outside 1 to 15; `backoff` outside 1 to 255;
 ///   any of them not an integer literal;
+/// - `window = 0`, or above 51; a `window` that is neither an integer literal nor a
+///   duration string; a time window shorter than `"1s"`, or not a whole number of 10 ms;
+/// - `failure_rate` or `slow_rate` outside 1 to 100; `min_calls` outside 1 to 10230, or
+///   more than a count window holds; any of them not an integer literal;
+/// - `failure_rate`, `min_calls`, `slow_call` or `slow_rate` without `window`; `slow_call`
+///   without `slow_rate`, or `slow_rate` without `slow_call`; `trip` together with `window`;
 /// - a duration that is not a string literal (a number without quotes, a constant, an
 ///   expression), that is empty, contains spaces, has a number without a unit or a unit
 ///   without a number, an unknown unit, units repeated or out of order, is zero, or
@@ -156,6 +212,8 @@ use crate::errors::Errors;
 /// [`DefmtLog`]: https://docs.rs/breaker-embedded/latest/breaker_embedded/struct.DefmtLog.html
 /// [`SharedBreaker::try_acquire`]: https://docs.rs/breaker-core/latest/breaker_core/struct.SharedBreaker.html#method.try_acquire
 /// [`Policy`]: https://docs.rs/breaker-core/latest/breaker_core/struct.Policy.html
+/// [`Policy::failure_rate`]: https://docs.rs/breaker-core/latest/breaker_core/struct.Policy.html#method.failure_rate
+/// [`SharedBreaker::windowed`]: https://docs.rs/breaker-core/latest/breaker_core/struct.SharedBreaker.html#method.windowed
 /// [`registry`]: https://docs.rs/breaker-core/latest/breaker_core/registry/index.html
 /// [`Refused`]: https://docs.rs/breaker-core/latest/breaker_core/struct.Refused.html
 /// [`Verdict`]: https://docs.rs/breaker-core/latest/breaker_core/enum.Verdict.html

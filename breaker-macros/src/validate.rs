@@ -28,10 +28,13 @@ pub struct Config {
     pub classify: Option<Path>,
     pub clock: Option<Path>,
     pub krate: Option<Path>,
+    /// A failure-rate window instead of `trip` (`window.rs`).
+    pub window: Option<crate::window::Window>,
 }
 
 /// Applies the defaults and checks the arguments against each other.
 pub fn config(args: Args, errors: &mut Errors) -> Config {
+    let window = crate::window::check(&args, errors);
     let cooldown = args.cooldown.map_or(DEFAULT_COOLDOWN_MS, |s| s.value);
     let backoff = args.backoff.map_or(1, |s| s.value);
     let cooldown_text = match args.cooldown {
@@ -80,6 +83,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         classify: args.classify,
         clock: args.clock,
         krate: args.krate,
+        window,
     }
 }
 
