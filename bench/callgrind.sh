@@ -7,7 +7,7 @@
 # call: process start-up, breaker construction and tripping are the same in both runs and
 # cancel out.
 #
-#   bench/callgrind.sh                 # all cases, N1=100000, N2=200000
+#   bench/callgrind.sh                 # all cases, N1=100000, N2=200000 (the window's too)
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
 #
@@ -55,6 +55,11 @@ if ((${#CASES[@]} == 0)); then
         ours-rejected
         failsafe-rejected
         recloser-rejected
+        ours-window-calls
+        ours-window-dirty
+        ours-window-time
+        recloser-rate
+        failsafe-rate
     )
 fi
 
@@ -121,6 +126,17 @@ for ref in failsafe recloser; do
         awk -v p="$path" -v r="$ref" -v x="${PER_CALL[ours-$path]}" -v y="${PER_CALL[$ref-$path]}" \
             'BEGIN { printf "- %s, %s: breaker-core %.2f vs %.2f instructions\n", p, r, x, y }'
     done
+done
+
+# The failure-rate window: what recording each call costs over the consecutive breaker.
+for c in ours-window-calls ours-window-dirty ours-window-time; do
+    [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[ours-closed]:-} ]] || continue
+    awk -v c="$c" -v x="${PER_CALL[$c]}" -v y="${PER_CALL[ours-closed]}" \
+        'BEGIN { printf "- window, %s: %.2f instructions, %+.2f over ours-closed\n", c, x, x - y }'
+done
+for peer in recloser-rate failsafe-rate; do
+    [[ -n ${PER_CALL[$peer]:-} ]] || continue
+    awk -v p="$peer" -v x="${PER_CALL[$peer]}" 'BEGIN { printf "- window peer, %s: %.2f instructions\n", p, x }'
 done
 
 if ((ASM)); then

@@ -314,7 +314,9 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
     /// A windowed breaker's report: the machine's part (failures, trip verdicts, probes),
     /// then, for a closed call, its sample, and the window is judged. `elapsed` is the
     /// call's duration if it was timed; `now` a clock reading already taken, if any (the
-    /// clock is read only when something needs the time).
+    /// clock is read only when something needs the time). Inlined where the window's type
+    /// is known, so that its `push` is called directly (and inlined, for a count window).
+    #[inline(always)]
     fn record_windowed<C: Clock>(
         &self,
         window: &dyn WindowStore,
@@ -374,16 +376,12 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
             }
             None => (None, None),
         };
-        match result {
-            Ok(v) => {
-                self.record_windowed(window, ticket, Outcome::Success, elapsed, now, clock);
-                Ok(v)
-            }
-            Err(e) => {
-                self.record_windowed(window, ticket, Outcome::Error(classify(&e)), elapsed, now, clock);
-                Err(CallError::Inner(e))
-            }
-        }
+        let outcome = match &result {
+            Ok(_) => Outcome::Success,
+            Err(e) => Outcome::Error(classify(e)),
+        };
+        self.record_windowed(window, ticket, outcome, elapsed, now, clock);
+        result.map_err(CallError::Inner)
     }
 
     /// Runs `f` if the breaker allows it and reports its outcome, classifying its error

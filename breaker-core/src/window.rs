@@ -79,9 +79,10 @@
 //!   [`TimeWindow`] of [`WINDOW_BUCKETS`] buckets of `span / 10` each (a 10 s window counts
 //!   per second, as resilience4j's does). The window is the current bucket and the nine
 //!   before it, so it covers between 9/10 of `span` and `span`. `span` is at least 1 s
-//!   and a whole multiple of 10 ms. Each bucket counts at most [`MAX_BUCKET_CALLS`] calls:
-//!   beyond that, the bucket's first 1023 calls stand for all of its calls (the rates are
-//!   estimated from them).
+//!   and a whole multiple of 10 ms. A bucket holds at most [`MAX_BUCKET_CALLS`] calls: a
+//!   full bucket halves its three counts (calls, failures, slow calls) and goes on
+//!   counting, so beyond 1023 calls per bucket its rates are estimates weighted toward its
+//!   newest calls, and a burst of failures after a burst of successes is still seen.
 //!
 //! The policy chooses the kind and its thresholds; the breaker holds the storage, in its
 //! observer slot: a [`Windowed`] pairs a [`CallWindow`] or a [`TimeWindow`] with the
@@ -119,8 +120,9 @@
 //! - A count window holding `n` clean successes is not changed by one more: such a call
 //!   writes nothing (a healthy breaker's steady state). After a failure or a slow call, each
 //!   call writes until that sample has slid out.
-//! - A time window counts every call: one compare-and-swap per call, and one clock read
-//!   (the sample's bucket), plus the two reads of a slow-call rule.
+//! - A time window counts every call: one compare-and-swap per call, one clock read (the
+//!   sample's bucket) plus the two reads of a slow-call rule, and a read of its ten
+//!   buckets to judge the window.
 //!
 //! # Sharing without a lock
 //!
@@ -181,8 +183,8 @@ use crate::{Duration, Instant, Observer, Outcome, Phase, Policy, PolicyError, Ve
 pub const MAX_WINDOW_CALLS: u32 = 51;
 /// The number of buckets a time window ([`WindowSize::Time`]) is split into.
 pub const WINDOW_BUCKETS: u32 = 10;
-/// The most calls one bucket of a time window counts; later calls of the same bucket are
-/// not counted (the first ones stand for them).
+/// The most calls one bucket of a time window holds: a full bucket halves its counts and
+/// goes on counting (its rates stay, its newest calls weigh more).
 pub const MAX_BUCKET_CALLS: u32 = 1023;
 /// The shortest time window.
 pub const MIN_WINDOW_TIME: Duration = Duration::from_secs(1);

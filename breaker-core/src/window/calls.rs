@@ -61,19 +61,17 @@ const fn marked(word: u64) -> u32 {
     plane(word).count_ones() - 1
 }
 
-/// `word` with one more sample, `bit`, in a window of `size` samples: the oldest is
-/// pushed out once `size` are held (or more, after a policy change).
+/// `word` with one more sample, `bit`, in a window of `size` samples (at most
+/// [`MAX_WINDOW_CALLS`]): the oldest is pushed out once `size` are held (or more, after a
+/// policy change).
 const fn shifted(word: u64, size: u32, bit: bool) -> u64 {
-    let size = if size > MAX_WINDOW_CALLS {
-        MAX_WINDOW_CALLS
-    } else {
-        size
-    };
+    let plane = plane(word);
     // The plane is below 2^52: shifting it left once stays within 64 bits.
-    let grown = plane(word) << 1 | bit as u64;
-    let plane = if held(word) >= size {
-        // Keep the newest `size` samples and put the marker back at `size`.
-        grown & ((1 << size) - 1) | 1 << size
+    let grown = plane << 1 | bit as u64;
+    let full = 1u64 << size;
+    let plane = if plane >= full {
+        // `size` or more held: keep the newest `size` samples, the marker back at `size`.
+        grown & (full - 1) | full
     } else {
         grown
     };
@@ -87,14 +85,20 @@ const fn word_of(gen: u16, len: u32, bits: u64) -> u64 {
     empty(gen) & !PLANE | (bits & mask) | 1 << len
 }
 
-/// Adds `bit` to the word at `cell` if it belongs to generation `gen`. `None` if it does
-/// not; else the word after, and whether it changed (a word full of clean samples does
-/// not change with another clean one, and is not written).
+/// Adds `bit` to the word at `cell`, in a window of `size` samples (at most
+/// [`MAX_WINDOW_CALLS`]), if it belongs to generation `gen`. `None` if it does not; else
+/// the word after, and whether it changed (a word full of clean samples does not change
+/// with another clean one, and is not written).
+#[inline(always)]
 fn push_word(cell: &AtomicU64, gen: u16, size: u32, bit: bool) -> Option<(u64, bool)> {
     let mut word = cell.load(Ordering::Acquire);
     loop {
         if tag(word) != gen {
             return None;
+        }
+        // The healthy steady state, tested first: a full window of clean samples.
+        if !bit && word & PLANE == 1 << size {
+            return Some((word, false));
         }
         let next = shifted(word, size, bit);
         if next == word {
@@ -150,8 +154,11 @@ impl Kind for CallWindow {
 }
 
 impl Store for CallWindow {
+    // Inlined into the breaker's call path (the breaker knows its window's type there):
+    // the steady state is then a load and two tests, with no call.
+    #[inline(always)]
     fn push(&self, rule: &Window, gen: u16, sample: Sample, _now: Instant) -> Pushed {
-        let size = rule.calls();
+        let size = rule.calls().min(MAX_WINDOW_CALLS);
         let Some((fails, changed)) = push_word(&self.failures, gen, size, sample == Sample::Fail) else {
             return Pushed::Stale;
         };

@@ -16,7 +16,8 @@ use crate::Instant;
 /// ```text
 /// bits 52..64  the generation its samples belong to
 /// bits 30..52  the bucket's number: (milliseconds / bucket width) modulo 10 * 2^18
-/// bits 20..30  slow successes    bits 10..20  failures    bits 0..10  calls (at most 1023)
+/// bits 20..30  slow successes    bits 10..20  failures    bits 0..10  calls (1 to 1023;
+///              a full bucket halves its three counts before its next call)
 /// ```
 ///
 /// so one compare-and-swap adds a sample to its bucket, or starts the bucket afresh when
@@ -71,9 +72,16 @@ const fn bucket(gen: u16, n: u32, calls: u32, failures: u32, slow: u32) -> u64 {
         | (calls as u64 & COUNT)
 }
 
-/// How many buckets `a` is after `b` (modulo the numbering).
+/// How many buckets `a` is after `b`, modulo the numbering (both below [`NUMBERS`], as
+/// every number this code writes is; no division: this runs for every bucket of every
+/// sample).
 const fn after(a: u32, b: u32) -> u32 {
-    (a % NUMBERS + NUMBERS - b % NUMBERS) % NUMBERS
+    let d = a.wrapping_sub(b);
+    if a >= b {
+        d
+    } else {
+        d.wrapping_add(NUMBERS)
+    }
 }
 
 /// The slot of bucket number `n`.
@@ -92,19 +100,42 @@ fn number_at(now: Instant, width: u32) -> u32 {
 /// another's: no time passed). A bucket further ahead is from a clock that stepped back
 /// by more than the window, and is left to expire.
 fn current(words: &[u64; SLOTS], n: u32) -> u32 {
-    let ahead = words
-        .iter()
-        .filter(|w| calls(**w) > 0)
-        .map(|w| after(number(*w), n))
-        .filter(|a| *a < WINDOW_BUCKETS)
-        .max()
-        .unwrap_or(0);
-    (n + ahead) % NUMBERS
+    let mut ahead = 0;
+    for w in words {
+        let a = after(number(*w), n);
+        if calls(*w) > 0 && a < WINDOW_BUCKETS && a > ahead {
+            ahead = a;
+        }
+    }
+    let cur = n + ahead;
+    if cur >= NUMBERS {
+        cur - NUMBERS
+    } else {
+        cur
+    }
 }
 
 /// Whether `word` is a bucket of the window whose current bucket is `cur`.
 const fn live(word: u64, cur: u32) -> bool {
     calls(word) > 0 && after(cur, number(word)) < WINDOW_BUCKETS
+}
+
+/// A bucket's three counts in three 21-bit lanes of a `u64`, so that ten buckets add up
+/// (at most 10 x 1023 per lane) in one addition each.
+const fn spread(word: u64) -> u64 {
+    (word & COUNT) | (word >> FAILURES_AT & COUNT) << 21 | (word >> SLOW_AT & COUNT) << 42
+}
+
+/// The sums of [`spread`] lanes.
+const fn unspread(lanes: u64) -> Tally {
+    let lane = (1 << 21) - 1;
+    let calls = (lanes & lane) as u32;
+    Tally {
+        calls,
+        failures: (lanes >> 21 & lane) as u32,
+        timed: calls,
+        slow: (lanes >> 42 & lane) as u32,
+    }
 }
 
 /// What the buckets of the window whose current bucket is `cur` hold.
@@ -175,30 +206,65 @@ impl Store for TimeWindow {
             Sample::Fail => (1, 0),
             Sample::Slow => (0, 1),
         };
+        let at = slot(n);
         loop {
-            let mut words = self.words();
-            if words.iter().any(|w| tag(*w) != gen) {
+            // One pass over the buckets, each read once: their generation, what the window
+            // ending at `n` holds, and whether some bucket is ahead of `n` (rare: then
+            // `current` decides, on the same readings).
+            let mut words = [0u64; SLOTS];
+            let mut lanes = 0u64;
+            let mut foreign = 0;
+            let mut ahead = false;
+            for (w, cell) in words.iter_mut().zip(&self.buckets) {
+                let word = cell.load(Ordering::Acquire);
+                *w = word;
+                foreign |= tag(word) ^ gen;
+                // Branch-free: this runs for every bucket of every sample.
+                let held = calls(word) != 0;
+                let number = number(word);
+                let live = held & (after(n, number) < WINDOW_BUCKETS);
+                lanes += spread(word) * u64::from(live);
+                ahead |= held & !live & (after(number, n) < WINDOW_BUCKETS);
+            }
+            if foreign != 0 {
                 return Pushed::Stale;
             }
-            let cur = current(&words, n);
-            let (Some(cell), Some(old)) = (self.buckets.get(slot(cur)), words.get_mut(slot(cur))) else {
+            let mut t = unspread(lanes);
+            let (cur, at) = if ahead {
+                let cur = current(&words, n);
+                t = sum(&words, cur);
+                (cur, slot(cur))
+            } else {
+                (n, at)
+            };
+            let (Some(cell), Some(&old)) = (self.buckets.get(at), words.get(at)) else {
                 return Pushed::Stale; // unreachable: a slot is below 10
             };
-            let base = if calls(*old) > 0 && number(*old) == cur {
-                *old
-            } else {
-                bucket(gen, cur, 0, 0, 0)
+            let counted = calls(old) > 0 && number(old) == cur;
+            let base = match (counted, calls(old) >= MAX_BUCKET_CALLS) {
+                (false, _) => bucket(gen, cur, 0, 0, 0),
+                (true, false) => old,
+                // Full: halve its counts (the rates stay, the newest calls weigh more) and
+                // go on counting. (Rounding keeps failures + slow <= calls.)
+                (true, true) => bucket(gen, cur, calls(old).div_ceil(2), failures(old) / 2, slow(old) / 2),
             };
-            if calls(base) >= MAX_BUCKET_CALLS {
-                return Pushed::Unchanged;
-            }
             let next = bucket(gen, cur, calls(base) + 1, failures(base) + fail, slow(base) + slow_one);
             if cell
-                .compare_exchange(*old, next, Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange(old, next, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
-                *old = next;
-                return Pushed::Changed(sum(&words, cur));
+                // The window as it is now: the bucket's new counts in place of its old ones
+                // (a bucket of this slot that was not `cur` was not in the window).
+                if counted {
+                    t.calls -= calls(old);
+                    t.failures -= failures(old);
+                    t.slow -= slow(old);
+                }
+                t.calls += calls(next);
+                t.failures += failures(next);
+                t.slow += slow(next);
+                t.timed = t.calls;
+                return Pushed::Changed(t);
             }
             // Lost a race for this bucket (or another one moved the window): read again.
         }
@@ -292,6 +358,46 @@ mod tests {
         assert_eq!(current(&words, 50), 50);
         // Ahead: the reading wins.
         assert_eq!(current(&words, 120), 120);
+    }
+
+    #[test]
+    fn a_full_bucket_halves_and_goes_on_counting() {
+        use crate::{Duration, Policy, WindowSize};
+        let policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(1));
+        let rule = policy.window().unwrap();
+        let w = TimeWindow::new();
+        let at = Instant::from_millis(5_000);
+        for _ in 0..1023 {
+            w.push(&rule, 0, Sample::Ok, at);
+        }
+        for _ in 0..10 {
+            w.push(&rule, 0, Sample::Slow, at);
+        }
+        // 1023 successes, then: halved to 512, and the 10 slow calls counted after.
+        assert_eq!(
+            w.tally(&rule, 0, at),
+            Some(Tally {
+                calls: 522,
+                failures: 0,
+                timed: 522,
+                slow: 10
+            })
+        );
+        // A burst of failures after a burst of successes is seen, whatever the rate.
+        let mut tripping = None;
+        for i in 0..2000 {
+            if let Pushed::Changed(t) = w.push(&rule, 0, Sample::Fail, at) {
+                if t.failures * 2 >= t.calls {
+                    tripping = Some(i);
+                    break;
+                }
+            }
+        }
+        assert!(tripping.is_some_and(|i| i < 1100), "{tripping:?}");
+        let words = w.words();
+        assert!(words
+            .iter()
+            .all(|w| failures(*w) + slow(*w) <= calls(*w) && calls(*w) <= 1023));
     }
 
     #[test]
