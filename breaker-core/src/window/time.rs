@@ -209,35 +209,45 @@ impl Store for TimeWindow {
         let at = slot(n);
         loop {
             // One pass over the buckets, each read once: their generation, what the window
-            // ending at `n` holds, and whether some bucket is ahead of `n` (rare: then
-            // `current` decides, on the same readings).
-            let mut words = [0u64; SLOTS];
+            // ending at `n` holds, and whether some bucket is ahead of `n` (rare: then the
+            // buckets are read again and `current` decides).
             let mut lanes = 0u64;
             let mut foreign = 0;
             let mut ahead = false;
-            for (w, cell) in words.iter_mut().zip(&self.buckets) {
+            let mut old = 0;
+            for (i, cell) in self.buckets.iter().enumerate() {
                 let word = cell.load(Ordering::Acquire);
-                *w = word;
+                if i == at {
+                    old = word;
+                }
                 foreign |= tag(word) ^ gen;
-                // Branch-free: this runs for every bucket of every sample.
-                let held = calls(word) != 0;
-                let number = number(word);
-                let live = held & (after(n, number) < WINDOW_BUCKETS);
-                lanes += spread(word) * u64::from(live);
-                ahead |= held & !live & (after(number, n) < WINDOW_BUCKETS);
+                if calls(word) != 0 {
+                    let number = number(word);
+                    if after(n, number) < WINDOW_BUCKETS {
+                        lanes += spread(word);
+                    } else if after(number, n) < WINDOW_BUCKETS {
+                        ahead = true;
+                    }
+                }
             }
             if foreign != 0 {
                 return Pushed::Stale;
             }
             let mut t = unspread(lanes);
             let (cur, at) = if ahead {
+                // Read again, all at once, and let `current` decide.
+                let words = self.words();
+                if words.iter().any(|w| tag(*w) != gen) {
+                    return Pushed::Stale;
+                }
                 let cur = current(&words, n);
                 t = sum(&words, cur);
+                old = words.get(slot(cur)).copied().unwrap_or(0);
                 (cur, slot(cur))
             } else {
                 (n, at)
             };
-            let (Some(cell), Some(&old)) = (self.buckets.get(at), words.get(at)) else {
+            let Some(cell) = self.buckets.get(at) else {
                 return Pushed::Stale; // unreachable: a slot is below 10
             };
             let counted = calls(old) > 0 && number(old) == cur;
