@@ -266,9 +266,10 @@ impl Store for TimeWindow {
                 // The window as it is now: the bucket's new counts in place of its old ones
                 // (a bucket of this slot that was not `cur` was not in the window).
                 if counted {
-                    t.calls -= calls(old);
-                    t.failures -= failures(old);
-                    t.slow -= slow(old);
+                    // (Counted in `t` above; saturating all the same: no panic path here.)
+                    t.calls = t.calls.saturating_sub(calls(old));
+                    t.failures = t.failures.saturating_sub(failures(old));
+                    t.slow = t.slow.saturating_sub(slow(old));
                 }
                 t.calls += calls(next);
                 t.failures += failures(next);
