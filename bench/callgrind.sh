@@ -7,7 +7,7 @@
 # call: process start-up, breaker construction and tripping are the same in both runs and
 # cancel out.
 #
-#   bench/callgrind.sh                 # all cases, N1=100000, N2=200000
+#   bench/callgrind.sh                 # all cases, N1=100000, N2=200000 (the window's too)
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
 #   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
@@ -67,6 +67,11 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ladder-first-ok-budget
         backon-first-ok
         backon-breaker-first-ok
+        ours-window-calls
+        ours-window-dirty
+        ours-window-time
+        recloser-rate
+        failsafe-rate
     )
 fi
 
@@ -172,6 +177,16 @@ more "a breaker by hand around the bus" hal-by-hand hal-bare
 more "Guarded over the bare bus" hal-guarded hal-bare
 more "Guarded over the breaker by hand" hal-guarded hal-by-hand
 more "a DeviceBreakers<4> lookup (4th address)" hal-table hal-guarded
+# The failure-rate window: what recording each call costs over the consecutive breaker.
+for c in ours-window-calls ours-window-dirty ours-window-time; do
+    [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[ours-closed]:-} ]] || continue
+    awk -v c="$c" -v x="${PER_CALL[$c]}" -v y="${PER_CALL[ours-closed]}" \
+        'BEGIN { printf "- window, %s: %.2f instructions, %+.2f over ours-closed\n", c, x, x - y }'
+done
+for peer in recloser-rate failsafe-rate; do
+    [[ -n ${PER_CALL[$peer]:-} ]] || continue
+    awk -v p="$peer" -v x="${PER_CALL[$peer]}" 'BEGIN { printf "- window peer, %s: %.2f instructions\n", p, x }'
+done
 
 if ((ASM)); then
     if ! command -v objdump >/dev/null 2>&1; then

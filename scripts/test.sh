@@ -49,6 +49,7 @@ cargo test --workspace
 
 step "loom model checks of the shared breaker"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom --release
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom_window --release
 
 step "loom model checks of the fallback chain (one Recovering probe)"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom_chain --release

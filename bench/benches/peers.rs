@@ -25,6 +25,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use bench::{AllocSnapshot, CountingAlloc, Stats};
+
+/// The failure-rate window's rows (a subject of its own).
+#[path = "peers/window.rs"]
+mod window;
 use breaker_core::{CallError, Classify, Clock, Duration, Instant, Policy, Refused, SharedBreaker, StdClock};
 use failsafe::CircuitBreaker as _;
 
@@ -597,9 +601,13 @@ const CASES: &[Case] = &[
     },
 ];
 
+/// Every case: the consecutive-strike ones, then the window's.
+fn all_cases() -> impl Iterator<Item = &'static Case> {
+    CASES.iter().chain(window::CASES)
+}
+
 fn case(key: &str) -> &'static Case {
-    CASES
-        .iter()
+    all_cases()
         .find(|c| c.key == key)
         .unwrap_or_else(|| panic!("no case {key}"))
 }
@@ -668,7 +676,7 @@ fn footprint<B>(
 }
 
 fn print_footprints() {
-    let rows = [
+    let mut rows = vec![
         footprint(
             "breaker-core SharedBreaker",
             || SharedBreaker::new(&POLICY),
@@ -678,6 +686,7 @@ fn print_footprints() {
         footprint("failsafe 1.3", new_failsafe, loop_failsafe, trip_failsafe),
         footprint("recloser 1.4", new_recloser, loop_recloser, trip_recloser),
     ];
+    rows.extend(window::footprints());
     println!("### Size and heap (allocations (bytes); {ALLOC_CALLS} calls per column)\n");
     println!(
         "| breaker | size_of | construct | 1st call | {ALLOC_CALLS} closed calls | trip (failures) | {ALLOC_CALLS} rejected calls | bytes left after drop |"
@@ -716,6 +725,7 @@ fn print_footprints() {
         closed_reads as f64 / ALLOC_CALLS as f64,
         open_reads as f64 / ALLOC_CALLS as f64
     );
+    window::print_notes();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -899,6 +909,7 @@ fn print_targets(stats: &[(&'static str, Stats)]) {
             mac.median, ours.median
         );
     }
+    window::print_targets(stats);
     println!("- {RECLOSER_NOTE}");
     println!();
 }
@@ -917,14 +928,13 @@ fn usage() -> ! {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let two_thread_only = |rounds: usize| {
-        let cases: Vec<&Case> = CASES
-            .iter()
-            .filter(|c| c.group == Group::TwoThreads || CASES.iter().any(|t| t.key.strip_suffix("-2t") == Some(c.key)))
+        let cases: Vec<&Case> = all_cases()
+            .filter(|c| c.group == Group::TwoThreads || all_cases().any(|t| t.key.strip_suffix("-2t") == Some(c.key)))
             .collect();
         (cases, rounds)
     };
     let (cases, rounds, full) = match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        [] => (CASES.iter().collect(), ROUNDS, true),
+        [] => (all_cases().collect(), ROUNDS, true),
         ["--two-threads"] => {
             let (cases, rounds) = two_thread_only(TWO_THREAD_ROUNDS);
             (cases, rounds, false)
@@ -934,7 +944,7 @@ fn main() {
             (cases, rounds.max(1), false)
         }
         ["--list"] => {
-            for c in CASES.iter().filter(|c| c.group != Group::TwoThreads) {
+            for c in all_cases().filter(|c| c.group != Group::TwoThreads) {
                 println!("{}\t{}", c.key, c.label);
             }
             return;

@@ -3,6 +3,7 @@
 use core::fmt;
 
 use crate::machine::{Core, Events, Step, Ticket};
+use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{Classify, Clock, Instant, Outcome, Phase, Policy, Reason, RefusalReason, State, Transition};
 
 /// Saturating event counters. None of them ever wraps: each stops at `u32::MAX`.
@@ -78,6 +79,15 @@ impl Counters {
 pub trait Observer {
     /// Called after the transition took effect.
     fn on_transition(&self, transition: &Transition);
+
+    /// The window of samples a breaker with a windowed policy trips on: `None` (the
+    /// default) for every observer but [`Windowed`], which pairs a window with an
+    /// observer (see [`crate::window`]). A breaker asks for it at compile time, in effect:
+    /// with the default, its windowed code paths are not even compiled in.
+    #[inline(always)]
+    fn window(&self) -> Option<&dyn WindowStore> {
+        None
+    }
 }
 
 impl Observer for () {
@@ -192,14 +202,47 @@ pub struct Breaker<O: Observer = ()> {
 
 impl Breaker<()> {
     /// A closed breaker with no observer.
+    ///
+    /// # Panics
+    /// If `policy` is windowed (use [`Breaker::windowed`]); a compile error in a `const`.
     pub const fn new(policy: Policy) -> Breaker<()> {
         Breaker::with_observer(policy, ())
     }
 }
 
+impl<W: WindowStore + window::sealed::Kind, O: Observer> Breaker<Windowed<W, O>> {
+    /// A closed breaker with a windowed policy ([`Policy::failure_rate`]): `windowed` holds
+    /// the window (`Windowed::calls(observer)` for a count window, `Windowed::time(observer)`
+    /// for a time window) and the observer told of every transition.
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Policy, WindowSize, Windowed};
+    ///
+    /// let policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(30));
+    /// let b = Breaker::windowed(policy, Windowed::calls(()));
+    /// # let _ = b;
+    /// ```
+    ///
+    /// # Panics
+    /// If `policy` is not windowed, or its window is of the other kind (a compile error in
+    /// a `const`).
+    pub const fn windowed(policy: Policy, windowed: Windowed<W, O>) -> Breaker<Windowed<W, O>> {
+        window::check_kind::<W>(policy.rule());
+        Breaker::build(policy, windowed)
+    }
+}
+
 impl<O: Observer> Breaker<O> {
     /// A closed breaker that tells `observer` of every transition.
+    ///
+    /// # Panics
+    /// If `policy` is windowed (use [`Breaker::windowed`]); a compile error in a `const`.
     pub const fn with_observer(policy: Policy, observer: O) -> Breaker<O> {
+        window::check_no_window(policy.rule());
+        Breaker::build(policy, observer)
+    }
+
+    const fn build(policy: Policy, observer: O) -> Breaker<O> {
         Breaker {
             policy,
             core: Core::INITIAL,
@@ -209,6 +252,11 @@ impl<O: Observer> Breaker<O> {
     }
 
     fn apply<D>(&mut self, step: Step<D>) -> D {
+        if let Some(w) = window::of(&self.observer, self.policy.rule()) {
+            if window::enters_closed(&step.transitions) {
+                w.clear(step.next.gen());
+            }
+        }
         self.core = step.next;
         self.counters.apply(&step.events);
         for t in step.transitions() {
@@ -233,8 +281,33 @@ impl<O: Observer> Breaker<O> {
 
     /// Reports the outcome of the call made under `permit`.
     pub fn record(&mut self, permit: Permit, outcome: Outcome, now: Instant) {
-        let step = self.core.record(&self.policy, permit.ticket, outcome, now);
-        self.apply(step)
+        self.record_after(permit, outcome, None, now)
+    }
+
+    /// [`Breaker::record`] for a call that started at `started`: with a windowed policy's
+    /// slow-call rule ([`Policy::with_slow_calls`]), a success that took longer than its
+    /// duration counts as slow. ([`Breaker::record`] counts every success as not slow;
+    /// [`Breaker::call`] times its calls itself.)
+    pub fn record_timed(&mut self, permit: Permit, outcome: Outcome, started: Instant, now: Instant) {
+        self.record_after(permit, outcome, Some(now.since(started)), now)
+    }
+
+    fn record_after(&mut self, permit: Permit, outcome: Outcome, elapsed: Option<crate::Duration>, now: Instant) {
+        let ticket = permit.ticket;
+        let step = self.core.record(&self.policy, ticket, outcome, now);
+        self.apply(step);
+        // A windowed policy: a closed call's outcome is a sample, and the window is judged.
+        let rule = self.policy.rule();
+        let pushed = match (window::of(&self.observer, rule), window::sample(rule, outcome, elapsed)) {
+            (Some(w), Some(sample)) if !ticket.probe => w.push(rule, ticket.gen, sample, now),
+            _ => Pushed::Unchanged,
+        };
+        if let Pushed::Changed(tally) = pushed {
+            if crate::machine::verdict(rule, &tally).is_some() {
+                let step = self.core.judge(&self.policy, ticket.gen, &tally, now);
+                self.apply(step);
+            }
+        }
     }
 
     /// Whether `permit` was granted before the breaker's last transition, so its outcome
@@ -250,13 +323,14 @@ impl<O: Observer> Breaker<O> {
         clock: &impl Clock,
         f: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, CallError<E>> {
-        let permit = self.try_acquire(clock.now()).map_err(CallError::Refused)?;
+        let started = clock.now();
+        let permit = self.try_acquire(started).map_err(CallError::Refused)?;
         let result = f();
         let outcome = match &result {
             Ok(_) => Outcome::Success,
             Err(e) => Outcome::Error(e.verdict()),
         };
-        self.record(permit, outcome, clock.now());
+        self.record_timed(permit, outcome, started, clock.now());
         result.map_err(CallError::Inner)
     }
 
@@ -306,6 +380,12 @@ impl<O: Observer> Breaker<O> {
     /// The counters so far.
     pub fn counters(&self) -> Counters {
         self.counters
+    }
+
+    /// What a windowed breaker's window holds at `now` (empty unless closed: the window is
+    /// cleared on every transition); `None` for a policy of consecutive strikes. Pure.
+    pub fn window_stats(&self, now: Instant) -> Option<WindowStats> {
+        window::stats(&self.observer, &self.policy, self.core.settled(&self.policy, now), now)
     }
 
     /// The policy.

@@ -54,6 +54,7 @@ mod table;
 mod time;
 #[cfg(feature = "tower")]
 pub mod tower;
+pub mod window;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use chain::{
@@ -87,6 +88,10 @@ pub use stderr_log::StderrLog;
 #[cfg(feature = "std")]
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};
+pub use window::{
+    Bucket, CallWindow, TimeWindow, Window, WindowSize, WindowSnapshot, WindowStats, WindowStore, Windowed,
+    MAX_BUCKET_CALLS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME, WINDOW_BUCKETS,
+};
 
 // The attribute's documentation lives here, on the re-export, where its links resolve
 // (the macro crate cannot depend on this one); rustdoc shows it above the macro crate's

@@ -7,6 +7,7 @@
 use core::fmt;
 
 use crate::policy::MAX_BACKOFF_STEP;
+use crate::window::{Tally, Window};
 use crate::{Duration, Instant, Outcome, Policy, Refused, Verdict};
 
 /// Where a breaker is in its life.
@@ -44,6 +45,10 @@ pub enum Reason {
     /// [`trip`](crate::Breaker::trip) opened it before any call failed: a prediction (a
     /// quota gauge's, a health check's) said the upstream is about to fail.
     Predicted,
+    /// A windowed policy's failure rate reached its threshold (see [`crate::window`]).
+    FailureRate,
+    /// A windowed policy's slow-call rate reached its threshold (see [`crate::window`]).
+    SlowCalls,
 }
 
 impl Reason {
@@ -59,6 +64,8 @@ impl Reason {
             Reason::ForcedOpen => "forced",
             Reason::Reset => "reset",
             Reason::Predicted => "predicted",
+            Reason::FailureRate => "failure rate",
+            Reason::SlowCalls => "slow calls",
         }
     }
 }
@@ -409,10 +416,12 @@ impl Builder {
                     let strikes = c.strikes().saturating_add(1);
                     if verdict != Verdict::Strike {
                         self.open(policy, Reason::TripVerdict, now, hold);
-                    } else if u32::from(strikes) >= policy.trip() {
-                        self.open(policy, Reason::Strikes, now, hold);
-                    } else {
+                    } else if u32::from(strikes) < policy.trip() {
                         self.core.set_strikes(strikes);
+                    } else if policy.trip() != 0 {
+                        // (A windowed policy's trip count is 0: its window judges the
+                        // strike, in `judge`.)
+                        self.open(policy, Reason::Strikes, now, hold);
                     }
                 } else if fresh && verdict == Verdict::Strike && policy.patient_probation() {
                     // Half-open, patient: a blip costs the streak, not the cooldown paid.
@@ -446,6 +455,19 @@ impl Builder {
         self.open(policy, why, now, Duration::ZERO);
     }
 
+    /// A windowed policy's rule: the closed window of generation `gen` now holds `tally`;
+    /// if a rate reached its threshold, opens as a trip, but only if the breaker is still
+    /// closed in generation `gen`. A window overtaken by a transition (its samples belong to
+    /// a generation that has ended) never trips the breaker that moved on.
+    pub fn judge(&mut self, policy: &Policy, gen: u16, tally: &Tally, now: Instant) {
+        let c = self.core;
+        if c.is(Phase::Closed) && c.gen() == gen {
+            if let Some(why) = verdict(policy.rule(), tally) {
+                self.open(policy, why, now, Duration::ZERO);
+            }
+        }
+    }
+
     /// Opens until [`Builder::reset`].
     pub fn force_open(&mut self, now: Instant) {
         self.go(Phase::Open, Reason::ForcedOpen, now, Duration::ZERO);
@@ -457,6 +479,26 @@ impl Builder {
     pub fn reset(&mut self, now: Instant) {
         self.core.set_step(0);
         self.go(Phase::Closed, Reason::Reset, now, Duration::ZERO);
+    }
+}
+
+/// What a window holding `tally` says under `rule`: a trip, and why, once it holds at
+/// least `min_calls` samples and a rate reached its threshold (the failure rate first).
+/// Every windowed trip is decided here: the storages ask it before judging, to spare a
+/// transition when nothing trips.
+pub(crate) fn verdict(rule: &Window, tally: &Tally) -> Option<Reason> {
+    let reached = |marked: u32, of: u32, percent: u32| {
+        percent != 0
+            && of != 0
+            && of >= rule.min_calls()
+            && u64::from(marked) * 100 >= u64::from(percent) * u64::from(of)
+    };
+    if reached(tally.failures, tally.calls, rule.failure_rate()) {
+        Some(Reason::FailureRate)
+    } else if reached(tally.slow, tally.timed, rule.slow_calls().map_or(0, |(_, p)| p)) {
+        Some(Reason::SlowCalls)
+    } else {
+        None
     }
 }
 
@@ -608,6 +650,13 @@ impl Core {
     pub fn trip(self, policy: &Policy, why: Reason, now: Instant) -> Step<()> {
         let mut b = Builder::new(self);
         b.trip(policy, why, now);
+        b.finish(())
+    }
+
+    /// A windowed policy's rule (see [`Builder::judge`]).
+    pub fn judge(self, policy: &Policy, gen: u16, tally: &Tally, now: Instant) -> Step<()> {
+        let mut b = Builder::new(self);
+        b.judge(policy, gen, tally, now);
         b.finish(())
     }
 
@@ -815,6 +864,43 @@ mod tests {
         let mut wraps = Core::from_fields(Phase::Closed, false, false, 0, 0, 0, GEN_MASK, Instant::ZERO);
         wraps.enter(Phase::Open);
         assert_eq!((wraps.phase(), wraps.gen()), (Phase::Open, 0));
+    }
+
+    #[test]
+    fn a_window_judged_for_an_ended_generation_never_trips() {
+        use crate::window::WindowSize;
+        let policy = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_secs(1)).with_min_calls(2);
+        let failing = Tally {
+            calls: 2,
+            failures: 2,
+            timed: 2,
+            slow: 0,
+        };
+        let closed = Core::from_fields(Phase::Closed, false, false, 0, 0, 0, 5, Instant::ZERO);
+        // The window's samples belong to generation 4; the breaker has moved on to 5.
+        assert_eq!(closed.judge(&policy, 4, &failing, Instant::ZERO).next, closed);
+        // Generation 5's own failing window trips it, with its reason.
+        let step = closed.judge(&policy, 5, &failing, Instant::ZERO);
+        assert_eq!(step.next.phase(), Phase::Open);
+        assert_eq!(step.transitions[1].map(|t| t.why), Some(Reason::FailureRate));
+        // Not closed any more (same generation number, other phase): nothing.
+        let open = Core::from_fields(Phase::Open, false, false, 0, 0, 0, 5, Instant::ZERO);
+        assert_eq!(open.judge(&policy, 5, &failing, Instant::ZERO).next, open);
+        // Below the minimum, or below the rate: nothing.
+        let one = Tally {
+            calls: 1,
+            failures: 1,
+            timed: 1,
+            slow: 0,
+        };
+        assert_eq!(closed.judge(&policy, 5, &one, Instant::ZERO).next, closed);
+        let low = Tally {
+            calls: 4,
+            failures: 1,
+            timed: 4,
+            slow: 0,
+        };
+        assert_eq!(closed.judge(&policy, 5, &low, Instant::ZERO).next, closed);
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! How a breaker decides: trip count, cooldown, probe lease, probes to close, backoff.
+//! How a breaker decides: trip count (or failure-rate window), cooldown, probe lease,
+//! probes to close, backoff.
 
 use core::fmt;
 
+use crate::window::Window;
 use crate::Duration;
 
 /// The largest trip count: strikes are kept in 8 bits.
@@ -44,6 +46,9 @@ pub struct Policy {
     cooldown: Duration,
     max_cooldown: Duration,
     probe_lease: Duration,
+    /// The closed state's rate rule; `Window::NONE` (and `trip` above 0) for consecutive
+    /// strikes (see [`crate::window`]).
+    window: Window,
 }
 
 /// Why a policy was rejected.
@@ -63,6 +68,17 @@ pub enum PolicyError {
     MultiplierOutOfRange,
     /// The backoff cap was shorter than the base cooldown.
     CapBelowCooldown,
+    /// A failure or slow-call rate was 0 or above 100 percent.
+    RateOutOfRange,
+    /// A count window of 0 or more than [`MAX_WINDOW_CALLS`](crate::MAX_WINDOW_CALLS)
+    /// calls, or a time window shorter than 1 s or not in whole 10 ms.
+    WindowOutOfRange,
+    /// `min_calls` was 0 or more than the window holds.
+    MinCallsOutOfRange,
+    /// A window setting on a policy of consecutive strikes.
+    NotWindowed,
+    /// The slow-call duration was zero.
+    ZeroSlowCall,
 }
 
 impl PolicyError {
@@ -75,10 +91,17 @@ impl PolicyError {
             PolicyError::ProbesOutOfRange => "probes to close must be between 1 and 15",
             PolicyError::MultiplierOutOfRange => "backoff multiplier must be between 1 and 255",
             PolicyError::CapBelowCooldown => "max cooldown must not be shorter than the cooldown",
+            PolicyError::RateOutOfRange => "a failure or slow-call rate must be between 1 and 100 percent",
+            PolicyError::WindowOutOfRange => {
+                "a count window holds 1 to 51 calls; a time window is at least 1 s, in whole 10 ms"
+            }
+            PolicyError::MinCallsOutOfRange => "min calls must be at least 1 and at most what the window holds",
+            PolicyError::NotWindowed => "min calls and slow calls need a failure-rate window (Policy::failure_rate)",
+            PolicyError::ZeroSlowCall => "the slow-call duration must be longer than zero",
         }
     }
 
-    const fn fail(self) -> ! {
+    pub(crate) const fn fail(self) -> ! {
         // A `const` panic needs a literal message per variant to show it at compile time.
         match self {
             PolicyError::TripOutOfRange => panic!("trip must be between 1 and 255 consecutive strikes"),
@@ -87,6 +110,15 @@ impl PolicyError {
             PolicyError::ProbesOutOfRange => panic!("probes to close must be between 1 and 15"),
             PolicyError::MultiplierOutOfRange => panic!("backoff multiplier must be between 1 and 255"),
             PolicyError::CapBelowCooldown => panic!("max cooldown must not be shorter than the cooldown"),
+            PolicyError::RateOutOfRange => panic!("a failure or slow-call rate must be between 1 and 100 percent"),
+            PolicyError::WindowOutOfRange => {
+                panic!("a count window holds 1 to 51 calls; a time window is at least 1 s, in whole 10 ms")
+            }
+            PolicyError::MinCallsOutOfRange => panic!("min calls must be at least 1 and at most what the window holds"),
+            PolicyError::NotWindowed => {
+                panic!("min calls and slow calls need a failure-rate window (Policy::failure_rate)")
+            }
+            PolicyError::ZeroSlowCall => panic!("the slow-call duration must be longer than zero"),
         }
     }
 }
@@ -107,6 +139,7 @@ macro_rules! unwrap_policy {
         }
     };
 }
+pub(crate) use unwrap_policy;
 
 impl Policy {
     /// Trip after `trip` consecutive strikes and refuse for `cooldown`. The probe lease
@@ -134,6 +167,7 @@ impl Policy {
             cooldown,
             max_cooldown: cooldown,
             probe_lease: cooldown,
+            window: Window::NONE,
         })
     }
 
@@ -227,7 +261,8 @@ impl Policy {
         self.patient_probation
     }
 
-    /// Consecutive strikes in Closed that trip the breaker.
+    /// Consecutive strikes in Closed that trip the breaker; 0 for a windowed policy (see
+    /// [`Policy::failure_rate`]), which trips on a rate instead.
     pub const fn trip(&self) -> u32 {
         self.trip as u32
     }
@@ -255,6 +290,29 @@ impl Policy {
     /// Consecutive probe successes needed to close.
     pub const fn probes_to_close(&self) -> u32 {
         self.probes_to_close as u32
+    }
+
+    /// The closed state's rate rule, for a windowed policy ([`Policy::failure_rate`]);
+    /// `None` for consecutive strikes.
+    pub const fn window(&self) -> Option<Window> {
+        if self.window.is_some() {
+            Some(self.window)
+        } else {
+            None
+        }
+    }
+
+    /// The rule itself (`Window::NONE` without a window), for the hot paths.
+    pub(crate) const fn rule(&self) -> &Window {
+        &self.window
+    }
+
+    /// A policy that trips on `window` instead of consecutive strikes (checked by the
+    /// caller, in `window.rs`).
+    pub(crate) const fn windowed(mut self, window: Window) -> Policy {
+        self.trip = 0;
+        self.window = window;
+        self
     }
 
     /// The cooldown after `step` re-opens without a close: `cooldown * multiplier^step`,

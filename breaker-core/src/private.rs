@@ -19,6 +19,8 @@ pub use crate::{CallError, Classify, Clock, Duration, Policy, Refused, SharedBre
 // `#[circuit_breaker(retry = ..)]`: the policy, and the sleep used without `retry_sleep`
 // (a runtime crate may shadow it, as breaker-embedded does with embassy's timer).
 pub use crate::{DefaultSleep, Jitter, RetryPolicy};
+// `#[circuit_breaker(window = ..)]`'s policy and breaker.
+pub use crate::{CallWindow, Outcome, TimeWindow, WindowSize, Windowed};
 #[cfg(not(feature = "std"))]
 use crate::{Observer, Transition};
 

@@ -34,6 +34,7 @@ use serde::ser::{SerializeSeq, SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
 use crate::registry::{Report, Table};
+use crate::window::{Bucket, WindowSize, WindowSnapshot, WINDOW_BUCKETS};
 use crate::{Counters, Duration, Instant, Phase, Policy, Reason, RefusalReason, Refused, Snapshot, State, Transition};
 
 /// Whole milliseconds.
@@ -102,7 +103,8 @@ impl<'de> Deserialize<'de> for Phase {
 }
 
 /// Snake case: `"strikes"`, `"trip_verdict"`, `"probe_failed"`, `"lease_expired"`,
-/// `"cooldown_elapsed"`, `"recovered"`, `"forced_open"`, `"reset"`, `"predicted"`.
+/// `"cooldown_elapsed"`, `"recovered"`, `"forced_open"`, `"reset"`, `"predicted"`,
+/// `"failure_rate"`, `"slow_calls"`.
 impl Serialize for Reason {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(match self {
@@ -115,6 +117,8 @@ impl Serialize for Reason {
             Reason::ForcedOpen => "forced_open",
             Reason::Reset => "reset",
             Reason::Predicted => "predicted",
+            Reason::FailureRate => "failure_rate",
+            Reason::SlowCalls => "slow_calls",
         })
     }
 }
@@ -230,6 +234,26 @@ struct PolicyRepr {
     max_cooldown_ms: Duration,
     #[serde(default)]
     patient_probation: bool,
+    /// A failure-rate window instead of `trip` (which is then 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    window: Option<WindowRuleRepr>,
+}
+
+/// A windowed policy's rule: `calls` or `time_ms` (one of the two), `failure_rate`,
+/// `min_calls`, and the slow-call rule if any.
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "Window", deny_unknown_fields)]
+struct WindowRuleRepr {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    calls: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_ms: Option<Duration>,
+    failure_rate: u32,
+    min_calls: u32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    slow_call_ms: Option<Duration>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    slow_rate: Option<u32>,
 }
 
 /// `{"trip": 3, "cooldown_ms": 30000, "probe_lease_ms": 30000, "probes_to_close": 1,
@@ -244,18 +268,57 @@ impl Serialize for Policy {
             backoff_multiplier: self.backoff_multiplier(),
             max_cooldown_ms: self.max_cooldown(),
             patient_probation: self.patient_probation(),
+            window: self.window().map(|w| {
+                let (calls, time_ms) = match w.size() {
+                    WindowSize::Calls(n) => (Some(n), None),
+                    WindowSize::Time(span) => (None, Some(span)),
+                };
+                WindowRuleRepr {
+                    calls,
+                    time_ms,
+                    failure_rate: w.failure_rate(),
+                    min_calls: w.min_calls(),
+                    slow_call_ms: w.slow_calls().map(|(d, _)| d),
+                    slow_rate: w.slow_calls().map(|(_, r)| r),
+                }
+            }),
         }
         .serialize(s)
     }
 }
 
-/// The serialized form, through [`Policy::try_new`] and the other `try_` builders: a
-/// policy they reject (trip 0, a cap below the cooldown, ...) is an error naming the
-/// problem. `patient_probation` may be left out (false).
+/// The serialized form, through [`Policy::try_new`] (or [`Policy::try_failure_rate`] for
+/// a `window`) and the other `try_` builders: a policy they reject (trip 0, a cap below the
+/// cooldown, ...) is an error naming the problem. `patient_probation` and `window` may be
+/// left out (false, none).
 impl<'de> Deserialize<'de> for Policy {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Policy, D::Error> {
         let p = PolicyRepr::deserialize(d)?;
-        let policy = Policy::try_new(p.trip, p.cooldown_ms)
+        let base = match &p.window {
+            None => Policy::try_new(p.trip, p.cooldown_ms),
+            Some(w) => {
+                let size = match (w.calls, w.time_ms) {
+                    (Some(n), None) => WindowSize::Calls(n),
+                    (None, Some(span)) => WindowSize::Time(span),
+                    _ => return Err(D::Error::custom("a window has either `calls` or `time_ms`")),
+                };
+                if p.trip != 0 {
+                    return Err(D::Error::custom("a windowed policy has `trip` 0: the window trips it"));
+                }
+                let slow = match (w.slow_call_ms, w.slow_rate) {
+                    (None, None) => None,
+                    (Some(d), Some(r)) => Some((d, r)),
+                    _ => return Err(D::Error::custom("`slow_call_ms` and `slow_rate` go together")),
+                };
+                Policy::try_failure_rate(w.failure_rate, size, p.cooldown_ms)
+                    .and_then(|q| q.try_with_min_calls(w.min_calls))
+                    .and_then(|q| match slow {
+                        Some((d, r)) => q.try_with_slow_calls(d, r),
+                        None => Ok(q),
+                    })
+            }
+        };
+        let policy = base
             .and_then(|q| q.try_with_probe_lease(p.probe_lease_ms))
             .and_then(|q| q.try_with_probes_to_close(p.probes_to_close))
             .and_then(|q| q.try_with_backoff(p.backoff_multiplier, p.max_cooldown_ms))
@@ -279,6 +342,62 @@ struct SnapshotRepr {
     step: u8,
     remaining_ms: Duration,
     counters: Counters,
+    /// A windowed breaker's window (may be left out: none).
+    #[serde(default)]
+    window: WindowSnapshotRepr,
+}
+
+/// [`WindowSnapshot`] by name: `"none"`, `{"calls": {"len": .., "failures": .., "slow": ..}}`
+/// or `{"time": [{"calls": .., "failures": .., "slow": ..}, ..]}` (ten buckets, newest first).
+#[derive(Default, Serialize, Deserialize)]
+#[serde(rename = "WindowSnapshot", rename_all = "snake_case", deny_unknown_fields)]
+enum WindowSnapshotRepr {
+    #[default]
+    None,
+    Calls {
+        len: u8,
+        failures: u64,
+        slow: u64,
+    },
+    Time([BucketRepr; WINDOW_BUCKETS as usize]),
+}
+
+#[derive(Clone, Copy, Serialize, Deserialize)]
+#[serde(rename = "Bucket", deny_unknown_fields)]
+struct BucketRepr {
+    calls: u16,
+    failures: u16,
+    slow: u16,
+}
+
+impl From<WindowSnapshot> for WindowSnapshotRepr {
+    fn from(w: WindowSnapshot) -> WindowSnapshotRepr {
+        match w {
+            WindowSnapshot::None => WindowSnapshotRepr::None,
+            WindowSnapshot::Calls { len, failures, slow } => WindowSnapshotRepr::Calls { len, failures, slow },
+            WindowSnapshot::Time { buckets } => WindowSnapshotRepr::Time(buckets.map(|b| BucketRepr {
+                calls: b.calls,
+                failures: b.failures,
+                slow: b.slow,
+            })),
+        }
+    }
+}
+
+impl From<WindowSnapshotRepr> for WindowSnapshot {
+    fn from(w: WindowSnapshotRepr) -> WindowSnapshot {
+        match w {
+            WindowSnapshotRepr::None => WindowSnapshot::None,
+            WindowSnapshotRepr::Calls { len, failures, slow } => WindowSnapshot::Calls { len, failures, slow },
+            WindowSnapshotRepr::Time(buckets) => WindowSnapshot::Time {
+                buckets: buckets.map(|b| Bucket {
+                    calls: b.calls,
+                    failures: b.failures,
+                    slow: b.slow,
+                }),
+            },
+        }
+    }
 }
 
 /// Every field by name (`remaining_ms` for the wait left).
@@ -293,6 +412,7 @@ impl Serialize for Snapshot {
             step: self.step,
             remaining_ms: self.remaining,
             counters: self.counters,
+            window: self.window.into(),
         }
         .serialize(s)
     }
@@ -312,6 +432,7 @@ impl<'de> Deserialize<'de> for Snapshot {
             step: r.step,
             remaining: r.remaining_ms,
             counters: r.counters,
+            window: r.window.into(),
         };
         snapshot
             .check()

@@ -6,9 +6,10 @@ use core::fmt;
 
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::machine::{Builder, Core, Events, Ticket, Transitions};
+use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{
-    CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, Reason, RefusalReason, Refused,
-    State, Verdict,
+    CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, Reason, RefusalReason,
+    Refused, State, Verdict,
 };
 
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
@@ -96,6 +97,10 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> fmt::Debug for SharedBreaker<O, P>
 
 impl SharedBreaker<()> {
     /// A closed breaker following `policy`.
+    ///
+    /// # Panics
+    /// If `policy` is windowed (use [`SharedBreaker::windowed`]); a compile error in a
+    /// `static`.
     #[cfg(not(loom))]
     pub const fn new(policy: &'static Policy) -> SharedBreaker<()> {
         SharedBreaker::with_observer(policy, ())
@@ -129,15 +134,52 @@ macro_rules! shared_breaker_init {
 
 impl<O: Observer> SharedBreaker<O> {
     /// A closed breaker that tells `observer` of every transition.
+    ///
+    /// # Panics
+    /// If `policy` is windowed (use [`SharedBreaker::windowed`]); a compile error in a
+    /// `static`.
     #[cfg(not(loom))]
     pub const fn with_observer(policy: &'static Policy, observer: O) -> SharedBreaker<O> {
+        window::check_no_window(policy.rule());
         shared_breaker_init!(policy, observer)
     }
 
     /// A closed breaker that tells `observer` of every transition (not `const` under loom).
     #[cfg(loom)]
     pub fn with_observer(policy: &'static Policy, observer: O) -> SharedBreaker<O> {
+        window::check_no_window(policy.rule());
         shared_breaker_init!(policy, observer)
+    }
+}
+
+impl<W: WindowStore + window::sealed::Kind, O: Observer> SharedBreaker<Windowed<W, O>> {
+    /// A closed breaker with a windowed policy ([`Policy::failure_rate`]): `windowed` holds
+    /// the window (`Windowed::calls(observer)` for a count window, `Windowed::time(observer)`
+    /// for a time window) and the observer told of every transition. See
+    /// [`crate::window`].
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Policy, SharedBreaker, WindowSize, Windowed};
+    ///
+    /// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30)).with_min_calls(10);
+    /// static UPSTREAM: SharedBreaker<Windowed> = SharedBreaker::windowed(&POLICY, Windowed::calls(()));
+    /// # let _ = &UPSTREAM;
+    /// ```
+    ///
+    /// # Panics
+    /// If `policy` is not windowed, or its window is of the other kind: a compile error in
+    /// a `static`.
+    #[cfg(not(loom))]
+    pub const fn windowed(policy: &'static Policy, windowed: Windowed<W, O>) -> SharedBreaker<Windowed<W, O>> {
+        window::check_kind::<W>(policy.rule());
+        shared_breaker_init!(policy, windowed)
+    }
+
+    /// [`SharedBreaker::windowed`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn windowed(policy: &'static Policy, windowed: Windowed<W, O>) -> SharedBreaker<Windowed<W, O>> {
+        window::check_kind::<W>(policy.rule());
+        shared_breaker_init!(policy, windowed)
     }
 }
 
@@ -145,28 +187,23 @@ impl<P: Borrow<Policy>> SharedBreaker<(), P> {
     /// A closed breaker holding its policy as `P`: the [`Policy`] itself (known only at
     /// run time, no `static` needed), an `Arc<Policy>`, a `&'a Policy`. See
     /// [the type's documentation](SharedBreaker#a-policy-known-only-at-run-time).
-    #[cfg(not(loom))]
-    pub const fn with_policy(policy: P) -> SharedBreaker<(), P> {
-        shared_breaker_init!(policy, ())
-    }
-
-    /// [`SharedBreaker::with_policy`] (not `const` under loom).
-    #[cfg(loom)]
+    ///
+    /// # Panics
+    /// If the policy is windowed ([`Policy::failure_rate`]): a windowed breaker keeps its
+    /// window in a `static` ([`SharedBreaker::windowed`]).
     pub fn with_policy(policy: P) -> SharedBreaker<(), P> {
+        window::check_no_window(policy.borrow().rule());
         shared_breaker_init!(policy, ())
     }
 }
 
 impl<O: Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     /// [`SharedBreaker::with_policy`] with an observer told of every transition.
-    #[cfg(not(loom))]
-    pub const fn with_policy_and_observer(policy: P, observer: O) -> SharedBreaker<O, P> {
-        shared_breaker_init!(policy, observer)
-    }
-
-    /// [`SharedBreaker::with_policy_and_observer`] (not `const` under loom).
-    #[cfg(loom)]
+    ///
+    /// # Panics
+    /// If the policy is windowed, as [`SharedBreaker::with_policy`].
     pub fn with_policy_and_observer(policy: P, observer: O) -> SharedBreaker<O, P> {
+        window::check_no_window(policy.borrow().rule());
         shared_breaker_init!(policy, observer)
     }
 }
@@ -260,9 +297,20 @@ impl<P: Borrow<Policy>> Inner<P> {
 }
 
 impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
-    /// Runs [`Inner::update`] and tells the observer of each transition.
+    /// Runs [`Inner::update`] and tells the observer of each transition. A windowed
+    /// breaker's step that enters the closed state clears the window for the new
+    /// generation first, before the transition lands (see [`crate::window`]).
     fn update(&self, f: &dyn Fn(&mut Builder)) {
-        for t in self.inner.update(f).iter().flatten() {
+        let transitions = match window::of(&self.observer, self.inner.policy().rule()) {
+            None => self.inner.update(f),
+            Some(w) => self.inner.update(&|b: &mut Builder| {
+                f(b);
+                if window::enters_closed(&b.transitions) {
+                    w.clear(b.core.gen());
+                }
+            }),
+        };
+        for t in transitions.iter().flatten() {
             self.observer.on_transition(t);
         }
     }
@@ -287,8 +335,13 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     }
 
     /// Reports the outcome of a call admitted with `ticket`: a success in Closed with
-    /// nothing pending changes nothing, so it skips the clock read.
+    /// nothing pending changes nothing, so it skips the clock read (a windowed breaker's
+    /// success is a sample of its window).
     pub(crate) fn report<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
+        if let Some(window) = window::of(&self.observer, self.inner.policy().rule()) {
+            self.record_windowed(window, ticket, outcome, None, None, clock);
+            return;
+        }
         let hot = outcome == Outcome::Success
             && !ticket.probe
             && self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
@@ -343,6 +396,79 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         self.update(&|b| b.record(self.inner.policy(), ticket, outcome, now))
     }
 
+    /// A windowed breaker's report: the machine's part (failures, trip verdicts, probes),
+    /// then, for a closed call, its sample, and the window is judged. `elapsed` is the
+    /// call's duration if it was timed; `now` a clock reading already taken, if any (the
+    /// clock is read only when something needs the time). Inlined where the window's type
+    /// is known, so that its `push` is called directly (and inlined, for a count window).
+    #[inline(always)]
+    fn record_windowed<C: Clock>(
+        &self,
+        window: &dyn WindowStore,
+        ticket: Ticket,
+        outcome: Outcome,
+        elapsed: Option<Duration>,
+        now: Option<Instant>,
+        clock: &C,
+    ) {
+        let policy = self.inner.policy();
+        let rule = policy.rule();
+        let mut now = now;
+        let mut read = || *now.get_or_insert_with(|| clock.now());
+        // A closed success changes nothing the machine keeps: only its sample counts.
+        if ticket.probe || outcome != Outcome::Success {
+            self.record_ticket(ticket, outcome, read());
+        }
+        let sample = match window::sample(rule, outcome, elapsed) {
+            Some(sample) if !ticket.probe => sample,
+            _ => return,
+        };
+        // A count window needs no time; a time window needs the sample's bucket.
+        let at = if rule.is_time() { read() } else { Instant::ZERO };
+        if let Pushed::Changed(tally) = window.push(rule, ticket.gen, sample, at) {
+            if crate::machine::verdict(rule, &tally).is_some() {
+                let at = read();
+                self.update(&|b| b.judge(policy, ticket.gen, &tally, at));
+            }
+        }
+    }
+
+    /// [`SharedBreaker::call_classified`] for a windowed breaker: every closed call is a
+    /// sample of the window, timed if the policy has a slow-call rule.
+    #[inline]
+    fn call_windowed<T, E, C: Clock>(
+        &self,
+        window: &dyn WindowStore,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
+        let w = self.inner.word.load(Ordering::Acquire);
+        let Some(ticket) = Core::hot_ticket(w) else {
+            // Open, or half-open: a refusal, or a probe under a guard.
+            let ticket = self.gate(w, clock).map_err(CallError::Refused)?;
+            return self.call_slow(clock, ticket, f, classify);
+        };
+        // Closed (a windowed policy keeps no strikes, so closed is always "hot"): a call
+        // that never answers is neutral, which changes nothing; no guard is needed.
+        let timed = self.inner.policy().rule().times_calls();
+        let started = if timed { Some(clock.now()) } else { None };
+        let result = f();
+        let (now, elapsed) = match started {
+            Some(start) => {
+                let end = clock.now();
+                (Some(end), Some(end.since(start)))
+            }
+            None => (None, None),
+        };
+        let outcome = match &result {
+            Ok(_) => Outcome::Success,
+            Err(e) => Outcome::Error(classify(e)),
+        };
+        self.record_windowed(window, ticket, outcome, elapsed, now, clock);
+        result.map_err(CallError::Inner)
+    }
+
     /// Runs `f` if the breaker allows it and reports its outcome, classifying its error
     /// with [`Classify`]. The clock is read only when the breaker needs the time: never
     /// on the closed-state path with no strikes pending.
@@ -363,6 +489,10 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
+        // Decided by the observer's type: without a window this is not compiled in.
+        if let Some(window) = window::of(&self.observer, self.inner.policy().rule()) {
+            return self.call_windowed(window, clock, f, classify);
+        }
         let w = self.inner.word.load(Ordering::Acquire);
         if let Some(ticket) = Core::hot_ticket(w) {
             // Closed, nothing pending: no permit guard is needed, since a call that never
@@ -421,6 +551,27 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         f: impl FnOnce(Result<bool, Refused>) -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, E> {
+        if window::of(&self.observer, self.inner.policy().rule()).is_some() {
+            // A windowed breaker: every admitted call is a sample, timed if the policy has
+            // a slow-call rule, reported through a permit.
+            return match self.try_acquire(clock) {
+                Ok(permit) => {
+                    let timed = self.inner.policy().rule().times_calls();
+                    let started = if timed { Some(clock.now()) } else { None };
+                    let result = f(Ok(permit.is_probe()));
+                    let outcome = match &result {
+                        Ok(_) => Outcome::Success,
+                        Err(e) => Outcome::Error(classify(e)),
+                    };
+                    match started {
+                        Some(started) => permit.record_timed(outcome, started),
+                        None => permit.record(outcome),
+                    }
+                    result
+                }
+                Err(refused) => f(Err(refused)),
+            };
+        }
         let w = self.inner.word.load(Ordering::Acquire);
         if let Some(ticket) = Core::hot_ticket(w) {
             // As in `call_classified`: closed with nothing pending, no permit guard.
@@ -510,6 +661,13 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         self.inner.counters()
     }
 
+    /// What a windowed breaker's window holds at `now` (empty unless closed: the window is
+    /// cleared on every transition); `None` for a policy of consecutive strikes. Pure.
+    pub fn window_stats(&self, now: Instant) -> Option<WindowStats> {
+        let core = self.load_core().settled(self.inner.policy(), now);
+        window::stats(&self.observer, self.inner.policy(), core, now)
+    }
+
     /// The policy.
     pub fn policy(&self) -> &Policy {
         self.inner.policy()
@@ -597,7 +755,10 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Permit<'a, C, O, P> 
     /// size.)
     #[inline]
     pub(crate) fn record_inline(self, outcome: Outcome) {
-        let hot = outcome == Outcome::Success
+        // A windowed breaker's closed success is a sample: through `record`.
+        let windowed = window::of(&self.breaker.observer, self.breaker.policy().rule()).is_some();
+        let hot = !windowed
+            && outcome == Outcome::Success
             && !self.ticket.probe
             && self.breaker.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
         if hot {
@@ -606,6 +767,28 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Permit<'a, C, O, P> 
             core::mem::forget(self);
         } else {
             self.record(outcome);
+        }
+    }
+
+    /// Reports the outcome of a call that started at `started` (a reading of the permit's
+    /// clock): with a windowed policy's slow-call rule ([`Policy::with_slow_calls`]), a
+    /// success that took longer than its duration counts as slow. [`Permit::record`]
+    /// counts every success as not slow; [`SharedBreaker::call`] times its calls itself.
+    pub fn record_timed(mut self, outcome: Outcome, started: Instant) {
+        match window::of(&self.breaker.observer, self.breaker.policy().rule()) {
+            Some(window) => {
+                self.answered = true;
+                let now = self.clock.now();
+                self.breaker.record_windowed(
+                    window,
+                    self.ticket,
+                    outcome,
+                    Some(now.since(started)),
+                    Some(now),
+                    self.clock,
+                );
+            }
+            None => self.record(outcome),
         }
     }
 

@@ -270,6 +270,9 @@ impl SavedState {
             step,
             remaining: Duration::ZERO,
             counters,
+            // Squad's file keeps no failure-rate window: a restored breaker starts with an
+            // empty one.
+            window: crate::window::WindowSnapshot::None,
         };
         match self.status {
             SavedStatus::Closed => {
@@ -692,6 +695,7 @@ mod tests {
                 step: 0,
                 remaining: Duration::ZERO,
                 counters: Counters::ZERO,
+                window: crate::window::WindowSnapshot::None,
             },
             &squad(),
             None,
@@ -712,6 +716,7 @@ mod tests {
                 step: 1,
                 remaining: Duration::from_secs(10),
                 counters: Counters::ZERO,
+                window: crate::window::WindowSnapshot::None,
             },
             &squad(),
             None,

@@ -151,5 +151,17 @@ mod tests {
             "breaker radio: closed (recovered)"
         );
         assert_eq!(line(Phase::Closed, Reason::Reset, 0), "breaker radio: closed (reset)");
+        assert_eq!(
+            line(Phase::Open, Reason::Predicted, 120_000),
+            "breaker radio: opened (predicted), cooling down 2m"
+        );
+        assert_eq!(
+            line(Phase::Open, Reason::FailureRate, 30_000),
+            "breaker radio: opened (failure rate), cooling down 30s"
+        );
+        assert_eq!(
+            line(Phase::Open, Reason::SlowCalls, 30_000),
+            "breaker radio: opened (slow calls), cooling down 30s"
+        );
     }
 }

@@ -94,6 +94,8 @@ impl defmt::Format for Words {
             Reason::ForcedOpen => defmt::write!(f, "forced"),
             Reason::Reset => defmt::write!(f, "reset"),
             Reason::Predicted => defmt::write!(f, "predicted"),
+            Reason::FailureRate => defmt::write!(f, "failure rate"),
+            Reason::SlowCalls => defmt::write!(f, "slow calls"),
         }
     }
 }
@@ -271,6 +273,8 @@ mod tests {
             Reason::ForcedOpen,
             Reason::Reset,
             Reason::Predicted,
+            Reason::FailureRate,
+            Reason::SlowCalls,
         ] {
             let arm = std::format!("Reason::{reason:?} => defmt::write!(f, \"{}\")", reason.words());
             assert!(source.contains(&arm), "log.rs lacks `{arm}`");

@@ -13,6 +13,7 @@ use syn::{Expr, ExprLit, Lit, LitStr, Path, Token};
 
 use crate::duration;
 use crate::errors::Errors;
+use crate::window::{self, WindowArgs};
 
 mod kw {
     syn::custom_keyword!(trip);
@@ -27,10 +28,16 @@ mod kw {
     syn::custom_keyword!(refused);
     syn::custom_keyword!(clock);
     syn::custom_keyword!(fallback);
+    // The failure-rate window (`window.rs`).
+    syn::custom_keyword!(window);
+    syn::custom_keyword!(failure_rate);
+    syn::custom_keyword!(min_calls);
+    syn::custom_keyword!(slow_call);
+    syn::custom_keyword!(slow_rate);
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, name, log, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -70,6 +77,8 @@ pub struct Args {
     pub krate: Option<Path>,
     /// The retry arguments (`retry.rs`).
     pub retry: crate::retry::RetryArgs,
+    /// `window`, `failure_rate`, `min_calls`, `slow_call`, `slow_rate`.
+    pub window: WindowArgs,
     /// Keys seen so far, valid or not, to reject duplicates.
     seen: Vec<&'static str>,
 }
@@ -82,6 +91,9 @@ impl Args {
             "cooldown" => self.cooldown.is_some(),
             "backoff" => self.backoff.is_some(),
             "max_cooldown" => self.max_cooldown.is_some(),
+            "window" => self.window.window.is_some(),
+            "slow_call" => self.window.slow_call.is_some(),
+            "slow_rate" => self.window.slow_rate.is_some(),
             _ => true,
         };
         self.seen.contains(&key) && !value_ok
@@ -103,6 +115,11 @@ enum Key {
     Clock,
     Fallback,
     Crate,
+    Window,
+    FailureRate,
+    MinCalls,
+    SlowCall,
+    SlowRate,
 }
 
 impl Key {
@@ -121,6 +138,11 @@ impl Key {
             Key::Clock => "clock",
             Key::Fallback => "fallback",
             Key::Crate => "crate",
+            Key::Window => "window",
+            Key::FailureRate => "failure_rate",
+            Key::MinCalls => "min_calls",
+            Key::SlowCall => "slow_call",
+            Key::SlowRate => "slow_rate",
         }
     }
 
@@ -139,6 +161,11 @@ impl Key {
             Key::Clock => "clock = CLOCK",
             Key::Fallback => "fallback = send_cached",
             Key::Crate => "crate = ::breaker_core",
+            Key::Window => "window = 20",
+            Key::FailureRate => "failure_rate = 50",
+            Key::MinCalls => "min_calls = 10",
+            Key::SlowCall => "slow_call = \"2s\"",
+            Key::SlowRate => "slow_rate = 80",
         }
     }
 }
@@ -223,6 +250,19 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
         Key::ProbeLease => args.probe_lease = duration_value(&value, "probe_lease", errors).map(set),
         Key::MaxCooldown => args.max_cooldown = duration_value(&value, "max_cooldown", errors).map(set),
         Key::Name => args.name = name_value(&value, errors),
+        Key::Window => {
+            args.window.window = window::size_value(&value, errors).map(|value| Setting {
+                value,
+                key: key_span,
+                at,
+            })
+        }
+        Key::FailureRate => args.window.failure_rate = range(&value, "failure_rate", 1, 100, errors).map(set),
+        Key::MinCalls => {
+            args.window.min_calls = range(&value, "min_calls", 1, window::MAX_MIN_CALLS, errors).map(set)
+        }
+        Key::SlowCall => args.window.slow_call = duration_value(&value, "slow_call", errors).map(set),
+        Key::SlowRate => args.window.slow_rate = range(&value, "slow_rate", 1, 100, errors).map(set),
         // Handled by `parse_log`, which returned above.
         Key::Log => {}
         Key::Classify => {
@@ -326,6 +366,11 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::clock => Key::Clock,
         kw::fallback => Key::Fallback,
         syn::token::Crate => Key::Crate,
+        kw::window => Key::Window,
+        kw::failure_rate => Key::FailureRate,
+        kw::min_calls => Key::MinCalls,
+        kw::slow_call => Key::SlowCall,
+        kw::slow_rate => Key::SlowRate,
     }
     if input.peek(syn::Ident::peek_any) {
         let ident = input.call(syn::Ident::parse_any)?;
@@ -360,6 +405,9 @@ fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Op
     let hint = match key {
         "trip" => "consecutive strikes that open the breaker",
         "probes" => "consecutive probe successes that close it again",
+        "failure_rate" => "the percentage of failed calls in the window that opens the breaker",
+        "slow_rate" => "the percentage of slow calls in the window that opens the breaker",
+        "min_calls" => "the fewest calls in the window before a rate can open the breaker",
         _ => "the factor each re-open multiplies the cooldown by, 1 for a constant cooldown",
     };
     let Some(Lit::Int(int)) = bare_literal(value) else {

@@ -58,8 +58,13 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
     let [trip, probes, backoff] = [trip, probes, backoff].map(Literal::u32_unsuffixed);
     let [cooldown, probe_lease, max_cooldown] =
         [cooldown, probe_lease, max_cooldown].map(|ms| quote!(#private::Duration::from_millis(#ms)));
+    // Consecutive strikes, or a failure-rate window (`window.rs`).
+    let base = match &config.window {
+        Some(window) => crate::window::policy(window, &private, &cooldown),
+        None => quote!(#private::Policy::new(#trip, #cooldown)),
+    };
     let policy = quote! {
-        #private::Policy::new(#trip, #cooldown)
+        #base
             .with_probe_lease(#probe_lease)
             .with_probes_to_close(#probes)
             .with_backoff(#backoff, #max_cooldown)
@@ -124,16 +129,23 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
 
     // Without `log`, the observer is `()`: nothing to call, nothing stored. With it, the
     // runtime crate's `Log` (stderr, defmt, or nothing) is told of every transition.
-    let (breaker_ty, breaker_init) = if config.log {
-        (
+    let (breaker_ty, breaker_init) = match (&config.window, config.log) {
+        // A windowed breaker keeps its window beside the observer (`window.rs`).
+        (Some(window), true) => crate::window::breaker(
+            window,
+            &private,
+            quote!(#private::Log),
+            quote!(#private::Log::new(#name)),
+        ),
+        (Some(window), false) => crate::window::breaker(window, &private, quote!(()), quote!(())),
+        (None, true) => (
             quote!(#private::SharedBreaker<#private::Log>),
             quote!(#private::SharedBreaker::with_observer(&__BREAKER_CORE_POLICY, #private::Log::new(#name))),
-        )
-    } else {
-        (
+        ),
+        (None, false) => (
             quote!(#private::SharedBreaker),
             quote!(#private::SharedBreaker::new(&__BREAKER_CORE_POLICY)),
-        )
+        ),
     };
 
     let statics = quote! {
@@ -247,6 +259,32 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
             verdict: &verdict_of_error,
         })
     } else if sig.asyncness.is_some() {
+        // A slow-call rule times the call: the clock is read when it starts and ends.
+        let started = format_ident!("__breaker_core_started", span = Span::mixed_site());
+        let times_calls = config.window.as_ref().is_some_and(|w| w.slow.is_some());
+        let (start, report) = if times_calls {
+            (
+                quote!(let #started = #private::Clock::now(&#clock);),
+                quote! {
+                    match &#result {
+                        ::core::result::Result::Ok(_) => #permit.record_timed(#private::Outcome::Success, #started),
+                        ::core::result::Result::Err(#error_var) => {
+                            #permit.record_timed(#private::Outcome::Error(#verdict_of_error), #started)
+                        }
+                    }
+                },
+            )
+        } else {
+            (
+                quote!(),
+                quote! {
+                    match &#result {
+                        ::core::result::Result::Ok(_) => #permit.success(),
+                        ::core::result::Result::Err(#error_var) => #permit.failure(#verdict_of_error),
+                    }
+                },
+            )
+        };
         // The permit lives across the `.await`: a future dropped mid-call drops it
         // unanswered, which counts a probe as failed (the shared breaker's rule).
         quote! {
@@ -257,15 +295,13 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
                     return ::core::result::Result::Err(#refused_call);
                 }
             };
+            #start
             let #result = async move {
                 #fake_return
                 #(#stmts)*
             }
             .await;
-            match &#result {
-                ::core::result::Result::Ok(_) => #permit.success(),
-                ::core::result::Result::Err(#error_var) => #permit.failure(#verdict_of_error),
-            }
+            #report
             #result
         }
     } else {

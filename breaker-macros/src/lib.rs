@@ -8,6 +8,7 @@ mod expand;
 mod fallback;
 mod retry;
 mod validate;
+mod window;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenTree};

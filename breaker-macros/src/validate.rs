@@ -33,10 +33,13 @@ pub struct Config {
     pub krate: Option<Path>,
     /// Retries (`retry.rs`), when `retry` is given.
     pub retry: Option<crate::retry::RetryConfig>,
+    /// A failure-rate window instead of `trip` (`window.rs`).
+    pub window: Option<crate::window::Window>,
 }
 
 /// Applies the defaults and checks the arguments against each other.
 pub fn config(args: Args, errors: &mut Errors) -> Config {
+    let window = crate::window::check(&args, errors);
     let cooldown = args.cooldown.map_or(DEFAULT_COOLDOWN_MS, |s| s.value);
     let backoff = args.backoff.map_or(1, |s| s.value);
     let cooldown_text = match args.cooldown {
@@ -88,6 +91,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         fallback: args.fallback,
         krate: args.krate,
         retry: crate::retry::config(args.retry, errors),
+        window,
     }
 }
 

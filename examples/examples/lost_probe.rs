@@ -37,6 +37,8 @@ fn log_transition(t: &Transition) {
         Reason::ForcedOpen => "forced open",
         Reason::Reset => "reset",
         Reason::Predicted => "a prediction said the upstream is about to fail",
+        Reason::FailureRate => "the failure rate over the window reached its threshold",
+        Reason::SlowCalls => "the share of slow calls over the window reached its threshold",
     };
     println!(
         "           >> {} -> {} as of {}: {why}",

@@ -3,8 +3,8 @@
 
 use breaker_core::registry::{Entry, Table};
 use breaker_core::{
-    Counters, Duration, Instant, ManualClock, Phase, Policy, Reason, RefusalReason, Refused, SharedBreaker, Snapshot,
-    State, Transition,
+    Bucket, Counters, Duration, Instant, ManualClock, Phase, Policy, Reason, RefusalReason, Refused, SharedBreaker,
+    Snapshot, State, Transition, WindowSize, WindowSnapshot,
 };
 use serde_json::{json, Value};
 
@@ -100,6 +100,7 @@ fn snapshot() -> Snapshot {
             trips: 3,
             ..Counters::ZERO
         },
+        window: WindowSnapshot::None,
     }
 }
 
@@ -177,4 +178,86 @@ fn durations_past_the_maximum_are_errors_not_clamps() {
         serde_json::from_str::<Instant>("4294967295").unwrap(),
         Instant::from_millis(u32::MAX)
     );
+}
+
+#[test]
+fn windowed_snapshots_round_trip_and_an_impossible_window_is_an_error() {
+    let calls = Snapshot {
+        phase: Phase::Closed,
+        step: 0,
+        remaining: Duration::ZERO,
+        window: WindowSnapshot::Calls {
+            len: 5,
+            failures: 0b00101,
+            slow: 0b01000,
+        },
+        ..snapshot()
+    };
+    let back: Snapshot = serde_json::from_value(to_json(&calls)).unwrap();
+    assert_eq!(back, calls);
+    assert_eq!(to_json(&calls)["window"]["calls"]["len"], json!(5));
+    let mut buckets = [Bucket::default(); 10];
+    buckets[0] = Bucket {
+        calls: 7,
+        failures: 3,
+        slow: 1,
+    };
+    let time = Snapshot {
+        window: WindowSnapshot::Time { buckets },
+        ..calls
+    };
+    assert_eq!(serde_json::from_value::<Snapshot>(to_json(&time)).unwrap(), time);
+    // Left out, the window is none (what snapshots without one look like).
+    let mut without = to_json(&snapshot());
+    without.as_object_mut().unwrap().remove("window");
+    assert_eq!(serde_json::from_value::<Snapshot>(without).unwrap(), snapshot());
+    // A sample beyond the samples held, a failure that is also slow, a window while open,
+    // more failures than calls: none is a state a breaker can be in.
+    let bad = |edit: &dyn Fn(&mut Value)| {
+        let mut v = to_json(&calls);
+        edit(&mut v);
+        serde_json::from_value::<Snapshot>(v)
+    };
+    assert!(bad(&|v| v["window"]["calls"]["failures"] = json!(1u64 << 5)).is_err());
+    assert!(bad(&|v| v["window"]["calls"]["slow"] = json!(0b00001)).is_err());
+    assert!(bad(&|v| v["window"]["calls"]["len"] = json!(52)).is_err());
+    assert!(bad(&|v| v["phase"] = json!("open")).is_err());
+    let mut v = to_json(&time);
+    v["window"]["time"][0]["failures"] = json!(8);
+    assert!(serde_json::from_value::<Snapshot>(v).is_err());
+}
+
+#[test]
+fn windowed_policies_round_trip_and_nonsense_is_rejected() {
+    let count = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30))
+        .with_min_calls(10)
+        .with_slow_calls(Duration::from_secs(2), 80);
+    let json = to_json(&count);
+    assert_eq!(json["trip"], json!(0));
+    assert_eq!(
+        json["window"],
+        json!({"calls": 20, "failure_rate": 50, "min_calls": 10, "slow_call_ms": 2000, "slow_rate": 80})
+    );
+    assert_eq!(serde_json::from_value::<Policy>(json.clone()).unwrap(), count);
+    let time = Policy::failure_rate(25, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(30));
+    assert_eq!(serde_json::from_value::<Policy>(to_json(&time)).unwrap(), time);
+    let with = |edit: &dyn Fn(&mut Value)| {
+        let mut v = json.clone();
+        edit(&mut v);
+        serde_json::from_value::<Policy>(v)
+    };
+    assert!(with(&|v| v["window"]["failure_rate"] = json!(101)).is_err());
+    assert!(
+        with(&|v| v["window"]["min_calls"] = json!(21)).is_err(),
+        "more than the window holds"
+    );
+    assert!(
+        with(&|v| v["window"]["time_ms"] = json!(10_000)).is_err(),
+        "calls and time"
+    );
+    assert!(with(&|v| v["trip"] = json!(3)).is_err(), "a trip count beside a window");
+    assert!(with(&|v| {
+        v["window"].as_object_mut().unwrap().remove("slow_rate");
+    })
+    .is_err());
 }

@@ -1,0 +1,517 @@
+//! Failure-rate and slow-call tripping over a fixed-size window of recent outcomes.
+//!
+//! By default a breaker trips on consecutive strikes ([`Policy::new`]). A *windowed* policy
+//! ([`Policy::failure_rate`]) replaces that one rule of the closed state: the breaker
+//! trips when, over a window of recent calls, the failure rate (or the slow-call rate)
+//! reaches a threshold percentage, once the window holds at least a minimum number of
+//! calls. Everything else is the one state machine: trip verdicts still trip at once,
+//! neutrals count for nothing, and open, half-open, probes, leases and backoff follow the
+//! policy exactly as for consecutive strikes. The anchors are resilience4j's count-based
+//! and time-based sliding windows (failure-rate and slow-call-rate thresholds, minimum
+//! number of calls) and Polly's failure ratio over a sampling duration; this one lives in
+//! fixed memory, needs no heap, and is updated without a lock.
+//!
+//! ```
+//! use breaker_core::{Breaker, Duration, Instant, Outcome, Phase, Policy, WindowSize, Windowed};
+//!
+//! // resilience4j's example: 50 % over the last 10 calls, judged from 5 calls on.
+//! let policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(30)).with_min_calls(5);
+//! let mut b = Breaker::windowed(policy, Windowed::calls(()));
+//! let t = Instant::ZERO;
+//! for outcome in [Outcome::Success, Outcome::STRIKE, Outcome::Success, Outcome::STRIKE] {
+//!     let p = b.try_acquire(t).unwrap();
+//!     b.record(p, outcome, t); // 4 calls: below the minimum, whatever the rate
+//! }
+//! assert_eq!(b.phase(t), Phase::Closed);
+//! let p = b.try_acquire(t).unwrap();
+//! b.record(p, Outcome::STRIKE, t); // 3 of 5 failed: 60 % >= 50 %
+//! assert_eq!(b.phase(t), Phase::Open);
+//! ```
+//!
+//! # The rule
+//!
+//! In the closed state, every call that a fresh permit let through is a *sample* of the
+//! window: a success (a *slow* one if the policy has a slow-call rule and the call took
+//! longer than its duration), or a strike (a failure). After each sample the window is
+//! judged: with `calls` samples in it, `failures` of them failures and `slow` of them slow,
+//!
+//! - it trips with [`Reason::FailureRate`] if `calls >= min_calls` and
+//!   `failures * 100 >= failure_rate * calls`,
+//! - else with [`Reason::SlowCalls`] if the policy has a slow-call rule, `calls >= min_calls`
+//!   and `slow * 100 >= slow_rate * calls`,
+//!
+//! whichever outcome the sample was: a success can complete the minimum number of calls
+//! of a window whose rate is already over the threshold (resilience4j judges after every
+//! call too). "Reaches" means equal or greater, as in resilience4j.
+//!
+//! - A **trip verdict** ([`Verdict::Trip`], `TripFor`) trips at once,
+//!   as with consecutive strikes, whatever the window says or holds.
+//! - A **neutral** outcome is not a sample: it changes neither the window nor its count.
+//! - A **slow call** is a *successful* call that took longer than the policy's slow-call
+//!   duration (strictly longer). A failure is a failure however long it took; it is not
+//!   counted twice. Timing a call reads the clock when the call starts and when it ends,
+//!   and only breakers whose policy has a slow-call rule do it.
+//! - Probes are not samples: half-open follows the policy's probe rules, and a failed
+//!   probe re-opens as usual.
+//! - Outcomes of stale permits (granted before the last transition) are not samples.
+//!
+//! The judging rule lives in the state machine (`machine.rs`), like every other
+//! transition, and both breakers apply it: the window only counts. A windowed trip is
+//! *generation-guarded*: it takes effect only if the breaker is still closed in the
+//! generation the judged samples belong to, so a window that was overtaken by another
+//! transition (a reset, a trip verdict, a window trip of another caller) can never trip
+//! the breaker that has moved on.
+//!
+//! # The window is cleared on every transition
+//!
+//! As in resilience4j, the window only lives while the breaker is closed: every
+//! transition clears it. Leaving the closed state ends its generation, and samples of an
+//! ended generation are never counted again; entering the closed state (a recovery, a
+//! reset) starts from an empty window. A breaker that recovers after an outage is judged on
+//! calls made after the recovery only.
+//!
+//! # Two kinds of window
+//!
+//! - [`WindowSize::Calls`]`(n)`: the last `n` samples, `1 <= n <=` [`MAX_WINDOW_CALLS`],
+//!   kept in a [`CallWindow`]: one bit per sample. A new sample pushes out the oldest once
+//!   `n` are held. The window holds fewer than `n` samples only after a transition (or at
+//!   start).
+//! - [`WindowSize::Time`]`(span)`: the samples of the last `span`, kept in a
+//!   [`TimeWindow`] of [`WINDOW_BUCKETS`] buckets of `span / 10` each (a 10 s window counts
+//!   per second, as resilience4j's does). The window is the current bucket and the nine
+//!   before it, so it covers between 9/10 of `span` and `span`. `span` is at least 1 s
+//!   and a whole multiple of 10 ms. A bucket holds at most [`MAX_BUCKET_CALLS`] calls: a
+//!   full bucket halves its three counts (calls, failures, slow calls) and goes on
+//!   counting, so beyond 1023 calls per bucket its rates are estimates weighted toward its
+//!   newest calls, and a burst of failures after a burst of successes is still seen.
+//!
+//! The policy chooses the kind and its thresholds; the breaker holds the storage, in its
+//! observer slot: a [`Windowed`] pairs a [`CallWindow`] or a [`TimeWindow`] with the
+//! breaker's real observer. Build windowed breakers with [`Breaker::windowed`] and
+//! [`SharedBreaker::windowed`](crate::SharedBreaker::windowed), which check (at compile
+//! time, in a `static`) that the policy and the storage are of the same kind;
+//! [`Breaker::new`] and the other constructors refuse a windowed policy, so a policy can
+//! never silently lose its window.
+//!
+//! ```
+//! use breaker_core::{Duration, ManualClock, Instant, Policy, SharedBreaker, TimeWindow, WindowSize, Windowed};
+//!
+//! static POLICY: Policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(30))
+//!     .with_min_calls(20)
+//!     .with_slow_calls(Duration::from_secs(2), 80);
+//! static UPSTREAM: SharedBreaker<Windowed<TimeWindow>> = SharedBreaker::windowed(&POLICY, Windowed::time(()));
+//! static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+//!
+//! #[derive(Debug, PartialEq)]
+//! struct Timeout;
+//! impl breaker_core::Classify for Timeout {} // a strike
+//!
+//! assert_eq!(UPSTREAM.call(&CLOCK, || Ok::<_, Timeout>(7)), Ok(7));
+//! assert_eq!(UPSTREAM.window_stats(Instant::ZERO).map(|s| s.calls), Some(1));
+//! ```
+//!
+//! # What it costs
+//!
+//! Consecutive strikes stay the default and keep their code: the windowed paths are chosen
+//! at compile time by the observer type, so a breaker without a window runs the same
+//! instructions as before on its closed-state and refusal paths (12 and 43 on x86-64).
+//! What it does pay is 12 bytes more per policy (the rule's field) and one test in the
+//! closed-state strike rule: 42 bytes of text on the Cortex-M3 firmware. A windowed
+//! breaker's closed-state call must record its sample, so it writes shared memory, with
+//! one exception:
+//!
+//! - A count window holding `n` clean successes is not changed by one more: such a call
+//!   writes nothing (a healthy breaker's steady state). After a failure or a slow call, each
+//!   call writes until that sample has slid out.
+//!
+//! A time window counts every call: one compare-and-swap per call, one clock read (the
+//! sample's bucket) plus the two reads of a slow-call rule, and a read of its ten buckets
+//! to judge the window. `bench/README.md` has the figures beside recloser's and
+//! failsafe's rate rules.
+//!
+//! # Sharing without a lock
+//!
+//! A [`SharedBreaker`](crate::SharedBreaker) updates its window without a lock (an
+//! interrupt handler may record while a thread is in the middle of an update) and never
+//! decides a trip on a half-updated window:
+//!
+//! - Every window word is one 64-bit atomic that holds everything a rule needs: a count
+//!   window has one word per rule (failures, and slow calls if the policy has that rule),
+//!   each with its samples *and* their number; a time window's bucket holds its calls,
+//!   failures and slow calls together. A sample is added with one compare-and-swap on one
+//!   word, and a verdict is computed from the value that compare-and-swap wrote (a count
+//!   window) or from one reading of the buckets, all of the same generation, the newest
+//!   one with the sample in it (a time window). No outcome is lost when calls race: a
+//!   compare-and-swap that lost the race is retried on the new value.
+//! - Every word carries the breaker's 12-bit generation. A sample is added only to words
+//!   of its permit's generation; a word of another generation means the window has been
+//!   cleared since (or is being cleared), and the sample is dropped unjudged.
+//! - Entering the closed state writes an empty window of the new generation into every
+//!   word *before* the transition lands (inside the transition's compare-and-swap loop),
+//!   so the first permit of the new generation already finds it cleared.
+//! - The trip itself is the machine's generation-guarded trip, applied by compare-and-swap
+//!   like every transition.
+//!
+//! The loom model checks (`breaker-core/tests/loom_window.rs`) run these races: two
+//! failures racing into a window that trips only with both, a success racing a failure, a
+//! slow success racing a failure, a reset racing a sample that would trip the old window,
+//! a call let through by a recovery racing it, a window trip racing a trip verdict, time
+//! buckets racing.
+//!
+//! # Limits worth knowing
+//!
+//! - A count window holds at most 51 samples: each of its words is one 64-bit atomic
+//!   holding the 12-bit generation, a marker bit and the samples (one bit each), which is
+//!   what lets it change in one compare-and-swap with no lock.
+//! - Generations wrap after 4096 transitions: a permit held across exactly a multiple of
+//!   4096 transitions would pass for fresh here too (see [`Breaker`]).
+//! - A time window's buckets are numbered by the millisecond counter, which wraps every
+//!   49.7 days: at the wrap the window starts afresh. A clock that steps back by less
+//!   than the window's span counts its samples in the newest bucket (no time passed); one
+//!   that steps back further starts the window afresh. A bucket left untouched for
+//!   2,621,440 bucket widths (3 days with 100 ms buckets, 30 with 1 s ones) and then
+//!   reached again at exactly that distance would be read as current.
+
+mod calls;
+mod rule;
+mod time;
+
+use core::fmt;
+
+pub use calls::CallWindow;
+pub use rule::{Window, WindowSize, MAX_BUCKET_CALLS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME, WINDOW_BUCKETS};
+pub(crate) use sealed::{Pushed, Sample, Tally};
+pub use time::TimeWindow;
+
+use crate::machine::{Core, Transition};
+#[cfg(doc)]
+use crate::{Breaker, Reason};
+use crate::{Duration, Instant, Observer, Outcome, Phase, Policy, Verdict};
+
+/// A window's contents at one instant, for dashboards and tests
+/// ([`SharedBreaker::window_stats`](crate::SharedBreaker::window_stats)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct WindowStats {
+    /// Samples in the window (successes and strikes; neutrals are not samples).
+    pub calls: u32,
+    /// Of them, failures.
+    pub failures: u32,
+    /// Of them, slow successes.
+    pub slow: u32,
+}
+
+impl From<Tally> for WindowStats {
+    fn from(t: Tally) -> WindowStats {
+        WindowStats {
+            calls: t.calls,
+            failures: t.failures,
+            slow: t.slow,
+        }
+    }
+}
+
+/// One bucket of a saved time window.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Bucket {
+    /// Samples counted in the bucket, at most [`MAX_BUCKET_CALLS`].
+    pub calls: u16,
+    /// Of them, failures.
+    pub failures: u16,
+    /// Of them, slow successes (`failures + slow <= calls`).
+    pub slow: u16,
+}
+
+/// A window's samples in a [`Snapshot`](crate::Snapshot): what a reboot keeps of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum WindowSnapshot {
+    /// No window: a policy of consecutive strikes, a breaker that is not closed (the
+    /// window only lives while closed), or a snapshot of format version 1.
+    #[default]
+    None,
+    /// A count window's last `len` samples (`len <=` [`MAX_WINDOW_CALLS`]), newest first:
+    /// bit `i` of `failures` (of `slow`) is set when the sample `i` calls ago failed (was
+    /// slow). No bit at or above `len` is set, and no bit in both.
+    Calls {
+        /// Samples held.
+        len: u8,
+        /// Failures, one bit per sample.
+        failures: u64,
+        /// Slow successes, one bit per sample.
+        slow: u64,
+    },
+    /// A time window's buckets, newest first: `buckets[0]` is the bucket current when the
+    /// snapshot was taken, `buckets[k]` the one `k` bucket widths before it. On restore they
+    /// are placed the same number of buckets before the restoring breaker's current one.
+    Time {
+        /// The buckets.
+        buckets: [Bucket; WINDOW_BUCKETS as usize],
+    },
+}
+
+/// The private part of [`WindowStore`]: what a breaker asks of its window.
+pub(crate) mod sealed {
+    use super::{Window, WindowSnapshot};
+    use crate::Instant;
+
+    /// One closed-state call as the window counts it.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Sample {
+        /// A success, not slow.
+        Ok,
+        /// A strike.
+        Fail,
+        /// A success slower than the policy's slow-call duration.
+        Slow,
+    }
+
+    /// What a window holds, as the judging rule reads it: `failures` of `calls` samples failed,
+    /// `slow` of `timed` samples were slow. (`timed` is `calls`, except that a count window
+    /// keeps its two rules in two words, which racing samples reach one after the other.)
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+    pub struct Tally {
+        pub calls: u32,
+        pub failures: u32,
+        pub timed: u32,
+        pub slow: u32,
+    }
+
+    /// The result of adding one sample to a window.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum Pushed {
+        /// The window is of another generation (cleared since, or being cleared): the sample
+        /// was dropped, and there is nothing to judge.
+        Stale,
+        /// The sample changed nothing (a count window full of clean successes got another,
+        /// or a full bucket): the window was already judged as it is.
+        Unchanged,
+        /// The window now holds this.
+        Changed(Tally),
+    }
+
+    /// Implemented by [`CallWindow`](super::CallWindow) and
+    /// [`TimeWindow`](super::TimeWindow) only.
+    pub trait Store: Sync + core::fmt::Debug {
+        /// Adds `sample`, taken under a permit of generation `gen`, at `now`.
+        fn push(&self, rule: &Window, gen: u16, sample: Sample, now: Instant) -> Pushed;
+        /// Empties the window for generation `gen` (on entering the closed state).
+        fn clear(&self, gen: u16);
+        /// What the window of generation `gen` holds at `now`; `None` while it holds
+        /// another generation's samples (cleared since, or being cleared).
+        fn tally(&self, rule: &Window, gen: u16, now: Instant) -> Option<Tally>;
+        /// The samples of generation `gen` at `now`, to store across a reboot.
+        fn save(&self, rule: &Window, gen: u16, now: Instant) -> WindowSnapshot;
+        /// Takes `saved` as the window of generation `gen` at `now` (empty if `saved` is of
+        /// another kind).
+        fn load(&self, rule: &Window, gen: u16, saved: &WindowSnapshot, now: Instant);
+    }
+
+    /// The kind of window a storage type holds, for the constructors' checks.
+    pub trait Kind {
+        /// `true` for [`TimeWindow`](super::TimeWindow).
+        const TIME: bool;
+    }
+}
+
+/// The storage of a windowed breaker's samples: [`CallWindow`] or [`TimeWindow`]. Sealed:
+/// only those two implement it. A breaker reaches its window through
+/// [`Observer::window`], which [`Windowed`] answers.
+pub trait WindowStore: sealed::Store {}
+
+impl WindowStore for CallWindow {}
+impl WindowStore for TimeWindow {}
+
+/// A window's storage paired with a breaker's observer: the observer of a windowed
+/// breaker. It tells `observer` of every transition, and gives the breaker its window.
+///
+/// `Windowed<CallWindow>` (the default) holds the samples of a [`WindowSize::Calls`]
+/// policy, `Windowed<TimeWindow>` those of a [`WindowSize::Time`] one; the second
+/// parameter is the real observer (`()` for none).
+///
+/// ```
+/// use breaker_core::{CallWindow, Duration, Policy, SharedBreaker, StderrLog, WindowSize, Windowed};
+///
+/// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30));
+/// static LOGGED: SharedBreaker<Windowed<CallWindow, StderrLog>> =
+///     SharedBreaker::windowed(&POLICY, Windowed::calls(StderrLog::new("upstream")));
+/// # let _ = &LOGGED;
+/// ```
+pub struct Windowed<W = CallWindow, O = ()> {
+    window: W,
+    observer: O,
+}
+
+impl<O> Windowed<CallWindow, O> {
+    /// An empty count window ([`WindowSize::Calls`]) beside `observer`.
+    #[cfg(not(loom))]
+    pub const fn calls(observer: O) -> Self {
+        Windowed {
+            window: CallWindow::new(),
+            observer,
+        }
+    }
+
+    /// An empty count window beside `observer` (not `const` under loom).
+    #[cfg(loom)]
+    pub fn calls(observer: O) -> Self {
+        Windowed {
+            window: CallWindow::new(),
+            observer,
+        }
+    }
+}
+
+impl<O> Windowed<TimeWindow, O> {
+    /// An empty time window ([`WindowSize::Time`]) beside `observer`.
+    #[cfg(not(loom))]
+    pub const fn time(observer: O) -> Self {
+        Windowed {
+            window: TimeWindow::new(),
+            observer,
+        }
+    }
+
+    /// An empty time window beside `observer` (not `const` under loom).
+    #[cfg(loom)]
+    pub fn time(observer: O) -> Self {
+        Windowed {
+            window: TimeWindow::new(),
+            observer,
+        }
+    }
+}
+
+impl<W, O> Windowed<W, O> {
+    /// The window's storage.
+    pub fn window(&self) -> &W {
+        &self.window
+    }
+
+    /// The observer told of every transition.
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+}
+
+impl<W: WindowStore, O: Observer> Observer for Windowed<W, O> {
+    #[inline]
+    fn on_transition(&self, transition: &Transition) {
+        self.observer.on_transition(transition)
+    }
+
+    #[inline(always)]
+    fn window(&self) -> Option<&dyn WindowStore> {
+        Some(&self.window)
+    }
+}
+
+impl<W: fmt::Debug, O: fmt::Debug> fmt::Debug for Windowed<W, O> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Windowed")
+            .field("window", &self.window)
+            .field("observer", &self.observer)
+            .finish()
+    }
+}
+
+/// Panics (a compile error in a `static`) unless `rule` is a window of the kind `W` holds.
+pub(crate) const fn check_kind<W: sealed::Kind>(rule: &Window) {
+    if !rule.is_some() {
+        panic!("this policy trips on consecutive strikes: build the breaker with `new` or `with_observer`");
+    }
+    if rule.is_time() != W::TIME {
+        if W::TIME {
+            panic!("this policy has a count window (WindowSize::Calls): give the breaker `Windowed::calls(..)`");
+        } else {
+            panic!("this policy has a time window (WindowSize::Time): give the breaker `Windowed::time(..)`");
+        }
+    }
+}
+
+/// Panics (a compile error in a `static`) if `rule` is a window: the constructors of
+/// breakers without window storage call it.
+pub(crate) const fn check_no_window(rule: &Window) {
+    if rule.is_some() {
+        panic!("this policy trips on a failure rate over a window: build the breaker with `windowed`");
+    }
+}
+
+/// The window a breaker with `observer` and `rule` uses, if any: a window storage *and*
+/// a windowed policy (a `Windowed` observer beside a policy of consecutive strikes is
+/// ignored, and the breaker behaves as one of consecutive strikes).
+#[inline(always)]
+pub(crate) fn of<'a, O: ?Sized + Observer>(observer: &'a O, rule: &Window) -> Option<&'a dyn WindowStore> {
+    match observer.window() {
+        Some(w) if rule.is_some() => Some(w),
+        _ => None,
+    }
+}
+
+/// The sample a closed call's `outcome` is, if any: a success (slow if it took `elapsed`,
+/// longer than the rule's slow-call duration), a strike; nothing for a trip verdict (which
+/// trips at once, clearing the window) or a neutral outcome.
+pub(crate) fn sample(rule: &Window, outcome: Outcome, elapsed: Option<Duration>) -> Option<Sample> {
+    match outcome {
+        Outcome::Success => Some(rule.success(elapsed)),
+        Outcome::Error(Verdict::Strike) => Some(Sample::Fail),
+        Outcome::Error(_) => None,
+    }
+}
+
+/// What the window of a breaker in state `core` holds at `now`: `None` without a window,
+/// empty unless closed.
+pub(crate) fn stats<O: ?Sized + Observer>(
+    observer: &O,
+    policy: &Policy,
+    core: Core,
+    now: Instant,
+) -> Option<WindowStats> {
+    let rule = policy.rule();
+    let w = of(observer, rule)?;
+    if !core.is(Phase::Closed) {
+        return Some(WindowStats::default());
+    }
+    Some(
+        w.tally(rule, core.gen(), now)
+            .map(WindowStats::from)
+            .unwrap_or_default(),
+    )
+}
+
+/// The window of a breaker in state `core`, to store across a reboot: `None` without a
+/// window or unless closed.
+pub(crate) fn save<O: ?Sized + Observer>(observer: &O, policy: &Policy, core: Core, now: Instant) -> WindowSnapshot {
+    let rule = policy.rule();
+    match of(observer, rule) {
+        Some(w) if core.is(Phase::Closed) => w.save(rule, core.gen(), now),
+        _ => WindowSnapshot::None,
+    }
+}
+
+/// Takes `saved` as the window of a breaker restored to `core` (an empty window unless
+/// closed).
+pub(crate) fn load<O: ?Sized + Observer>(
+    observer: &O,
+    policy: &Policy,
+    core: Core,
+    saved: &WindowSnapshot,
+    now: Instant,
+) {
+    let rule = policy.rule();
+    if let Some(w) = of(observer, rule) {
+        let saved = if core.is(Phase::Closed) {
+            saved
+        } else {
+            &WindowSnapshot::None
+        };
+        w.load(rule, core.gen(), saved, now);
+    }
+}
+
+/// Whether a step with these transitions entered the closed state (so the window must be
+/// cleared for the new generation).
+pub(crate) fn enters_closed(transitions: &crate::machine::Transitions) -> bool {
+    transitions.iter().flatten().any(|t| t.to == Phase::Closed)
+}

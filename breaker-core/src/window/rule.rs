@@ -1,0 +1,277 @@
+//! A windowed policy's rule: its window's size, its thresholds and minimum number of
+//! calls, and the `Policy` constructors that build and check it.
+
+use core::fmt;
+
+use super::Sample;
+#[cfg(doc)]
+use crate::Reason;
+use crate::{Duration, Policy, PolicyError};
+
+/// The most samples a count window ([`WindowSize::Calls`]) holds.
+pub const MAX_WINDOW_CALLS: u32 = 51;
+/// The number of buckets a time window ([`WindowSize::Time`]) is split into.
+pub const WINDOW_BUCKETS: u32 = 10;
+/// The most calls one bucket of a time window holds: a full bucket halves its counts and
+/// goes on counting (its rates stay, its newest calls weigh more).
+pub const MAX_BUCKET_CALLS: u32 = 1023;
+/// The shortest time window.
+pub const MIN_WINDOW_TIME: Duration = Duration::from_secs(1);
+
+/// How far back a windowed policy looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum WindowSize {
+    /// The last `n` samples (calls), `1 <= n <=` [`MAX_WINDOW_CALLS`]: a count-based window.
+    Calls(u32),
+    /// The samples of the last span of time, at least [`MIN_WINDOW_TIME`] and a whole
+    /// multiple of 10 ms: a time-based window of [`WINDOW_BUCKETS`] buckets.
+    Time(Duration),
+}
+
+/// The closed-state rule of a windowed policy: its window, thresholds and minimum number
+/// of calls. Read it with [`Policy::window`]; build it with [`Policy::failure_rate`],
+/// [`Policy::with_min_calls`] and [`Policy::with_slow_calls`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Window {
+    /// 0: no window. Else the number of calls, or [`Window::TIME`] | the span in ms.
+    span: u32,
+    /// A successful call longer than this is slow (with `slow_rate` above 0).
+    slow_call: Duration,
+    min_calls: u16,
+    failure_rate: u8,
+    /// 0: no slow-call rule.
+    slow_rate: u8,
+}
+
+impl Window {
+    /// The flag bit of `span` that makes it a time span (policy durations stay below 2^30).
+    const TIME: u32 = 1 << 31;
+
+    /// No window: a policy of consecutive strikes.
+    pub(crate) const NONE: Window = Window {
+        span: 0,
+        slow_call: Duration::ZERO,
+        min_calls: 0,
+        failure_rate: 0,
+        slow_rate: 0,
+    };
+
+    /// A window of `size` with `failure_rate` and the default minimum number of calls (the
+    /// whole window for a count window, 10 for a time window), checked by the caller.
+    pub(crate) const fn new(size: WindowSize, failure_rate: u32) -> Window {
+        let (span, min_calls) = match size {
+            WindowSize::Calls(n) => (n, n),
+            WindowSize::Time(span) => (Window::TIME | span.as_millis(), 10),
+        };
+        Window {
+            span,
+            slow_call: Duration::ZERO,
+            min_calls: min_calls as u16,
+            failure_rate: failure_rate as u8,
+            slow_rate: 0,
+        }
+    }
+
+    pub(crate) const fn is_some(&self) -> bool {
+        self.span != 0
+    }
+
+    pub(crate) const fn with_min_calls(mut self, calls: u32) -> Window {
+        self.min_calls = calls as u16;
+        self
+    }
+
+    pub(crate) const fn with_slow_calls(mut self, slower_than: Duration, percent: u32) -> Window {
+        self.slow_call = slower_than;
+        self.slow_rate = percent as u8;
+        self
+    }
+
+    /// How far back it looks.
+    pub const fn size(&self) -> WindowSize {
+        if self.span & Window::TIME != 0 {
+            WindowSize::Time(Duration::from_millis(self.span & !Window::TIME))
+        } else {
+            WindowSize::Calls(self.span)
+        }
+    }
+
+    /// Whether it is a time window ([`WindowSize::Time`]).
+    pub const fn is_time(&self) -> bool {
+        self.span & Window::TIME != 0
+    }
+
+    /// The failure rate that trips the breaker, in percent (1 to 100).
+    pub const fn failure_rate(&self) -> u32 {
+        self.failure_rate as u32
+    }
+
+    /// The fewest samples the window must hold before a rate can trip the breaker.
+    pub const fn min_calls(&self) -> u32 {
+        self.min_calls as u32
+    }
+
+    /// The slow-call rule: a successful call longer than this duration is slow, and this
+    /// share of slow calls (in percent) trips the breaker. `None` without the rule.
+    pub const fn slow_calls(&self) -> Option<(Duration, u32)> {
+        if self.slow_rate == 0 {
+            None
+        } else {
+            Some((self.slow_call, self.slow_rate as u32))
+        }
+    }
+
+    /// Whether the policy has a slow-call rule, so calls must be timed.
+    pub(crate) const fn times_calls(&self) -> bool {
+        self.slow_rate != 0
+    }
+
+    /// A count window's number of samples (0 for a time window).
+    pub(crate) const fn calls(&self) -> u32 {
+        if self.is_time() {
+            0
+        } else {
+            self.span
+        }
+    }
+
+    /// A time window's bucket width in ms (0 for a count window).
+    pub(crate) const fn bucket_ms(&self) -> u32 {
+        if self.is_time() {
+            (self.span & !Window::TIME) / WINDOW_BUCKETS
+        } else {
+            0
+        }
+    }
+
+    /// What a finished call of `elapsed` says: slow or not (successes only).
+    pub(crate) fn success(&self, elapsed: Option<Duration>) -> Sample {
+        match elapsed {
+            Some(d) if self.times_calls() && d > self.slow_call => Sample::Slow,
+            _ => Sample::Ok,
+        }
+    }
+}
+
+impl fmt::Debug for Window {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Window")
+            .field("size", &self.size())
+            .field("failure_rate", &self.failure_rate())
+            .field("min_calls", &self.min_calls())
+            .field("slow_calls", &self.slow_calls())
+            .finish()
+    }
+}
+
+/// The windowed policies: [`Policy::failure_rate`] and its settings.
+impl Policy {
+    /// Trip when `percent` of the samples in a window of `size` failed (1 to 100: 50 trips
+    /// when half of them did), instead of on consecutive strikes, and refuse for
+    /// `cooldown`. The window is judged once it holds [`Window::min_calls`] samples: all of
+    /// a count window's by default, 10 of a time window's ([`Policy::with_min_calls`]
+    /// changes it). Everything else is as for [`Policy::new`]: the probe lease defaults to
+    /// the cooldown, one probe success closes, the cooldown is constant. See
+    /// [`crate::window`] for the rule.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Policy, WindowSize};
+    ///
+    /// // resilience4j's defaults, in a count window of 50: 50 % over the last 50 calls.
+    /// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(50), Duration::from_secs(60));
+    /// assert_eq!(POLICY.window().unwrap().min_calls(), 50);
+    /// assert_eq!(POLICY.trip(), 0);
+    /// ```
+    ///
+    /// # Panics
+    /// On a nonsense value (a compile error in a `const`); see [`Policy::try_failure_rate`].
+    pub const fn failure_rate(percent: u32, size: WindowSize, cooldown: Duration) -> Policy {
+        crate::policy::unwrap_policy!(Self::try_failure_rate(percent, size, cooldown))
+    }
+
+    /// [`Policy::failure_rate`] for values known only at run time.
+    pub const fn try_failure_rate(percent: u32, size: WindowSize, cooldown: Duration) -> Result<Policy, PolicyError> {
+        if percent == 0 || percent > 100 {
+            return Err(PolicyError::RateOutOfRange);
+        }
+        let fits = match size {
+            WindowSize::Calls(n) => n >= 1 && n <= MAX_WINDOW_CALLS,
+            WindowSize::Time(span) => {
+                span.as_millis() >= MIN_WINDOW_TIME.as_millis() && span.as_millis() % WINDOW_BUCKETS == 0
+            }
+        };
+        if !fits {
+            return Err(PolicyError::WindowOutOfRange);
+        }
+        match Policy::try_new(1, cooldown) {
+            Ok(p) => Ok(p.windowed(Window::new(size, percent))),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The fewest samples the window must hold before a rate can trip the breaker: 1 to
+    /// the window's size for a count window, 1 to 10 x [`MAX_BUCKET_CALLS`] for a time
+    /// window. Below it, even a window of failures does not trip (a trip verdict still
+    /// does).
+    ///
+    /// # Panics
+    /// On a policy of consecutive strikes, or a value out of range (a compile error in a
+    /// `const`); see [`Policy::try_with_min_calls`].
+    pub const fn with_min_calls(self, calls: u32) -> Policy {
+        crate::policy::unwrap_policy!(self.try_with_min_calls(calls))
+    }
+
+    /// [`Policy::with_min_calls`] for values known only at run time.
+    pub const fn try_with_min_calls(self, calls: u32) -> Result<Policy, PolicyError> {
+        let Some(window) = self.window() else {
+            return Err(PolicyError::NotWindowed);
+        };
+        let most = match window.size() {
+            WindowSize::Calls(n) => n,
+            WindowSize::Time(_) => WINDOW_BUCKETS * MAX_BUCKET_CALLS,
+        };
+        if calls == 0 || calls > most {
+            return Err(PolicyError::MinCallsOutOfRange);
+        }
+        Ok(self.windowed(window.with_min_calls(calls)))
+    }
+
+    /// The slow-call rule: a successful call that took longer than `slower_than` is slow,
+    /// and when `percent` of the window's samples are slow (1 to 100, once it holds
+    /// [`Window::min_calls`]) the breaker trips with [`Reason::SlowCalls`]. A bus or a
+    /// modem that answers, but too late. Calls are timed (a clock read when each starts
+    /// and ends) only with this rule.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Policy, WindowSize};
+    ///
+    /// // Trip when 80 % of the last 20 calls took more than 2 s, or half of them failed.
+    /// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30))
+    ///     .with_min_calls(10)
+    ///     .with_slow_calls(Duration::from_secs(2), 80);
+    /// assert_eq!(POLICY.window().unwrap().slow_calls(), Some((Duration::from_secs(2), 80)));
+    /// ```
+    ///
+    /// # Panics
+    /// On a policy of consecutive strikes, or a value out of range (a compile error in a
+    /// `const`); see [`Policy::try_with_slow_calls`].
+    pub const fn with_slow_calls(self, slower_than: Duration, percent: u32) -> Policy {
+        crate::policy::unwrap_policy!(self.try_with_slow_calls(slower_than, percent))
+    }
+
+    /// [`Policy::with_slow_calls`] for values known only at run time.
+    pub const fn try_with_slow_calls(self, slower_than: Duration, percent: u32) -> Result<Policy, PolicyError> {
+        let Some(window) = self.window() else {
+            return Err(PolicyError::NotWindowed);
+        };
+        if slower_than.as_millis() == 0 {
+            return Err(PolicyError::ZeroSlowCall);
+        }
+        if percent == 0 || percent > 100 {
+            return Err(PolicyError::RateOutOfRange);
+        }
+        Ok(self.windowed(window.with_slow_calls(slower_than, percent)))
+    }
+}

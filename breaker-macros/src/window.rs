@@ -1,0 +1,269 @@
+//! The failure-rate window's arguments: `window`, `failure_rate`, `min_calls`,
+//! `slow_call` and `slow_rate`: their values, their checks against each other (and
+//! against `trip`), and the policy they build.
+//!
+//! `window = 20` is a count window (the last 20 calls), `window = "10s"` a time window;
+//! the other four need a window, `slow_call` and `slow_rate` need each other, and `trip`
+//! (consecutive strikes) makes no sense beside a window.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{Expr, ExprLit, Lit};
+
+use crate::args::{Args, Setting};
+use crate::duration;
+use crate::errors::Errors;
+
+/// The most calls a count window holds (`breaker_core::MAX_WINDOW_CALLS`).
+pub const MAX_WINDOW_CALLS: u32 = 51;
+/// The largest `min_calls`: what a time window's ten buckets can count
+/// (`10 * breaker_core::MAX_BUCKET_CALLS`).
+pub const MAX_MIN_CALLS: u32 = 10 * 1023;
+/// The shortest time window, in ms (`breaker_core::MIN_WINDOW_TIME`).
+const MIN_WINDOW_MS: u32 = 1000;
+/// `failure_rate` when not given (resilience4j's default).
+pub const DEFAULT_FAILURE_RATE: u32 = 50;
+
+/// `window`'s value: a count of calls, or a span of time in ms.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Size {
+    Calls(u32),
+    Time(u32),
+}
+
+/// The window's arguments as written; `None` where absent or invalid (already reported).
+#[derive(Default)]
+pub struct WindowArgs {
+    pub window: Option<Setting<Size>>,
+    pub failure_rate: Option<Setting<u32>>,
+    pub min_calls: Option<Setting<u32>>,
+    pub slow_call: Option<Setting<u32>>,
+    pub slow_rate: Option<Setting<u32>>,
+}
+
+/// The window, checked, defaults applied.
+pub struct Window {
+    pub size: Size,
+    pub failure_rate: u32,
+    /// Given: else the policy's default (the whole count window, 10 for a time window).
+    pub min_calls: Option<u32>,
+    /// The slow-call duration in ms and the slow-call rate.
+    pub slow: Option<(u32, u32)>,
+}
+
+/// `window = N` (calls, 1 to 51) or `window = "10s"` (at least 1 s, whole 10 ms).
+pub fn size_value(value: &Expr, errors: &mut Errors) -> Option<Size> {
+    match value {
+        Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) => match int.base10_parse::<u32>() {
+            Ok(0) => {
+                errors.push(syn::Error::new(
+                    int.span(),
+                    "`window` must hold at least 1 call: write the number of recent calls to judge, such as `window = 20`, or a time such as `window = \"10s\"`",
+                ));
+                None
+            }
+            Ok(n) if n <= MAX_WINDOW_CALLS => Some(Size::Calls(n)),
+            _ => {
+                errors.push(syn::Error::new(
+                    int.span(),
+                    format!(
+                        "`window` holds at most {MAX_WINDOW_CALLS} calls (a count window is one 64-bit word per rule); found {}: write `window = {MAX_WINDOW_CALLS}` or less, or judge a time window instead, such as `window = \"10s\"`",
+                        int.base10_digits()
+                    ),
+                ));
+                None
+            }
+        },
+        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => match duration::parse(&s.value()) {
+            Ok(ms) if ms < MIN_WINDOW_MS => {
+                errors.push(syn::Error::new(
+                    s.span(),
+                    format!(
+                        "a time window must be at least \"1s\" (it is counted in 10 buckets of a tenth of it each); found \"{}\"",
+                        s.value()
+                    ),
+                ));
+                None
+            }
+            Ok(ms) if ms % 10 != 0 => {
+                errors.push(syn::Error::new(
+                    s.span(),
+                    format!(
+                        "a time window is counted in 10 equal buckets, so it must be a whole number of 10 ms; found \"{}\": write \"{}\" or \"{}\"",
+                        s.value(),
+                        duration::format(ms / 10 * 10),
+                        duration::format(ms / 10 * 10 + 10),
+                    ),
+                ));
+                None
+            }
+            Ok(ms) => Some(Size::Time(ms)),
+            Err(e) => {
+                errors.push(syn::Error::new(s.span(), e));
+                None
+            }
+        },
+        other => {
+            errors.push(syn::Error::new_spanned(
+                other,
+                "`window` takes the number of recent calls to judge (`window = 20`) or a duration string for a time window (`window = \"10s\"`)",
+            ));
+            None
+        }
+    }
+}
+
+/// Checks the window's arguments against each other and against `trip`; the window, if
+/// one was given and is valid.
+pub fn check(args: &Args, errors: &mut Errors) -> Option<Window> {
+    let w = &args.window;
+    let settings = [
+        ("failure_rate", w.failure_rate.map(|s| s.key)),
+        ("min_calls", w.min_calls.map(|s| s.key)),
+        ("slow_call", w.slow_call.map(|s| s.key)),
+        ("slow_rate", w.slow_rate.map(|s| s.key)),
+    ];
+    if w.window.is_none() {
+        if !args.invalid("window") {
+            for (key, at) in settings {
+                if let Some(at) = at {
+                    errors.push(syn::Error::new(
+                        at,
+                        format!(
+                            "`{key}` belongs to a failure-rate window, and there is none: add `window = 20` (the last 20 calls) or `window = \"10s\"` (a time window); without one the breaker trips on `trip` consecutive strikes"
+                        ),
+                    ));
+                }
+            }
+        }
+        return None;
+    }
+    if let Some(trip) = args.trip {
+        errors.push(syn::Error::new(
+            trip.key,
+            "`trip` counts consecutive strikes, but `window` makes the breaker trip on a failure rate instead; remove `trip` (or `window`, to trip on strikes)",
+        ));
+    }
+    let slow = match (w.slow_call, w.slow_rate) {
+        (Some(call), Some(rate)) => Some((call.value, rate.value)),
+        (Some(call), None) if !args.invalid("slow_rate") => {
+            errors.push(syn::Error::new(
+                call.key,
+                "`slow_call` needs `slow_rate`: the share of slow calls, in percent, that trips the breaker, such as `slow_rate = 80`",
+            ));
+            None
+        }
+        (None, Some(rate)) if !args.invalid("slow_call") => {
+            errors.push(syn::Error::new(
+                rate.key,
+                "`slow_rate` needs `slow_call`: the duration above which a successful call counts as slow, such as `slow_call = \"2s\"`",
+            ));
+            None
+        }
+        _ => None,
+    };
+    let size = w.window?.value;
+    if let (Size::Calls(n), Some(min)) = (size, w.min_calls) {
+        if min.value > n {
+            errors.push(syn::Error::new(
+                min.at,
+                format!(
+                    "`min_calls = {}` is more than the window holds (`window = {n}`: the last {n} calls), so it would never trip; write `min_calls = {n}` or less",
+                    min.value
+                ),
+            ));
+        }
+    }
+    Some(Window {
+        size,
+        failure_rate: w.failure_rate.map_or(DEFAULT_FAILURE_RATE, |s| s.value),
+        min_calls: w.min_calls.map(|s| s.value),
+        slow,
+    })
+}
+
+/// The windowed policy: `Policy::failure_rate(..)` and its settings, before the settings
+/// every policy has.
+pub fn policy(window: &Window, private: &TokenStream, cooldown: &TokenStream) -> TokenStream {
+    let rate = window.failure_rate;
+    let size = match window.size {
+        Size::Calls(n) => quote!(#private::WindowSize::Calls(#n)),
+        Size::Time(ms) => quote!(#private::WindowSize::Time(#private::Duration::from_millis(#ms))),
+    };
+    let min_calls = window.min_calls.map(|n| quote!(.with_min_calls(#n)));
+    let slow = window
+        .slow
+        .map(|(ms, rate)| quote!(.with_slow_calls(#private::Duration::from_millis(#ms), #rate)));
+    quote!(#private::Policy::failure_rate(#rate, #size, #cooldown) #min_calls #slow)
+}
+
+/// The breaker's type and initializer around an observer, for a windowed policy.
+pub fn breaker(
+    window: &Window,
+    private: &TokenStream,
+    observer_ty: TokenStream,
+    observer: TokenStream,
+) -> (TokenStream, TokenStream) {
+    let (store, new) = match window.size {
+        Size::Calls(_) => (quote!(#private::CallWindow), quote!(calls)),
+        Size::Time(_) => (quote!(#private::TimeWindow), quote!(time)),
+    };
+    (
+        quote!(#private::SharedBreaker<#private::Windowed<#store, #observer_ty>>),
+        quote!(#private::SharedBreaker::windowed(&__BREAKER_CORE_POLICY, #private::Windowed::#new(#observer))),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_src(src: &str) -> (Option<Size>, Vec<String>) {
+        let mut errors = Errors::default();
+        let args = crate::args::parse(src.parse().unwrap(), &mut errors);
+        let window = check(&args, &mut errors);
+        let text = errors.into_compile_errors().to_string();
+        let messages = text.split("compile_error").skip(1).map(|m| m.to_string()).collect();
+        (window.map(|w| w.size), messages)
+    }
+
+    #[test]
+    fn windows_of_both_kinds_are_read() {
+        assert_eq!(check_src("window = 20").0, Some(Size::Calls(20)));
+        assert_eq!(check_src("window = 51, min_calls = 51").0, Some(Size::Calls(51)));
+        assert_eq!(
+            check_src("window = \"10s\", min_calls = 10230").0,
+            Some(Size::Time(10_000))
+        );
+        assert_eq!(check_src("window = \"1500ms\"").0, Some(Size::Time(1500)));
+        let (size, errors) =
+            check_src("window = 20, failure_rate = 50, min_calls = 10, slow_call = \"2s\", slow_rate = 80");
+        assert_eq!((size, errors.len()), (Some(Size::Calls(20)), 0));
+    }
+
+    #[test]
+    fn each_mistake_is_one_error() {
+        for (src, needle) in [
+            ("window = 0", "at least 1 call"),
+            ("window = 52", "at most 51 calls"),
+            ("window = \"999ms\"", "at least \\\"1s\\\""),
+            ("window = \"1005ms\"", "whole number of 10 ms"),
+            ("window = CALLS", "number of recent calls"),
+            ("window = 10, failure_rate = 0", "between 1 and 100"),
+            ("window = 10, failure_rate = 101", "between 1 and 100"),
+            ("window = 10, slow_call = \"1s\", slow_rate = 0", "between 1 and 100"),
+            ("window = 10, min_calls = 11", "more than the window holds"),
+            ("window = 10, slow_call = \"1s\"", "needs `slow_rate`"),
+            ("window = 10, slow_rate = 50", "needs `slow_call`"),
+            ("window = 10, trip = 3", "remove `trip`"),
+            ("failure_rate = 50", "there is none"),
+            ("min_calls = 5", "there is none"),
+        ] {
+            let (_, errors) = check_src(src);
+            assert_eq!(errors.len(), 1, "{src}: {errors:?}");
+            assert!(errors[0].contains(needle), "{src}: {errors:?}");
+        }
+        // A bad window reports itself only, not every setting that needed it.
+        assert_eq!(check_src("window = 0, failure_rate = 50, min_calls = 3").1.len(), 1);
+    }
+}

@@ -1,0 +1,662 @@
+//! Failure-rate and slow-call windows: one test per rule of `breaker_core::window`, each
+//! on both breakers, and resilience4j's documented examples reproduced.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use breaker_core::{
+    Breaker, CallError, Clock, Duration, Instant, ManualClock, Observer, Outcome, Phase, Policy, PolicyError, Reason,
+    SharedBreaker, TimeWindow, Transition, Verdict, WindowSize, WindowStats, Windowed,
+};
+
+fn ms(n: u32) -> Instant {
+    Instant::from_millis(n)
+}
+
+fn secs(n: u32) -> Instant {
+    Instant::from_millis(n * 1000)
+}
+
+fn leak(p: Policy) -> &'static Policy {
+    Box::leak(Box::new(p))
+}
+
+/// A windowed breaker of either kind, driven the same way, so that every rule is checked on
+/// both storages.
+trait Subject {
+    fn outcome(&mut self, outcome: Outcome, at: Instant);
+    /// A success that took `took` (started at `at`).
+    fn timed_success(&mut self, at: Instant, took: Duration);
+    fn phase(&self, at: Instant) -> Phase;
+    fn stats(&self, at: Instant) -> WindowStats;
+    fn reset(&mut self, at: Instant);
+    fn counters_trips(&self) -> u32;
+}
+
+struct Single(Breaker<Windowed<breaker_core::CallWindow>>);
+struct SingleTime(Breaker<Windowed<TimeWindow>>);
+struct Shared(&'static SharedBreaker<Windowed<breaker_core::CallWindow>>);
+struct SharedTime(&'static SharedBreaker<Windowed<TimeWindow>>);
+
+macro_rules! single_subject {
+    ($t:ty) => {
+        impl Subject for $t {
+            fn outcome(&mut self, outcome: Outcome, at: Instant) {
+                let p = self.0.try_acquire(at).expect("closed breakers let calls through");
+                self.0.record(p, outcome, at);
+            }
+            fn timed_success(&mut self, at: Instant, took: Duration) {
+                let p = self.0.try_acquire(at).expect("closed");
+                self.0
+                    .record_timed(p, Outcome::Success, at, at.wrapping_add(took));
+            }
+            fn phase(&self, at: Instant) -> Phase {
+                self.0.phase(at)
+            }
+            fn stats(&self, at: Instant) -> WindowStats {
+                self.0.window_stats(at).expect("a windowed breaker has a window")
+            }
+            fn reset(&mut self, at: Instant) {
+                self.0.reset(at)
+            }
+            fn counters_trips(&self) -> u32 {
+                self.0.counters().trips
+            }
+        }
+    };
+}
+single_subject!(Single);
+single_subject!(SingleTime);
+
+macro_rules! shared_subject {
+    ($t:ty) => {
+        impl Subject for $t {
+            fn outcome(&mut self, outcome: Outcome, at: Instant) {
+                let clock = ManualClock::new(at);
+                let r = self.0.call(&clock, || match outcome {
+                    Outcome::Success => Ok(()),
+                    Outcome::Error(v) => Err(V(v)),
+                });
+                assert!(
+                    !matches!(r, Err(CallError::Refused(_))),
+                    "closed breakers let calls through"
+                );
+            }
+            fn timed_success(&mut self, at: Instant, took: Duration) {
+                let clock = ManualClock::new(at);
+                let r = self.0.call(&clock, || {
+                    clock.advance(took);
+                    Ok::<_, V>(())
+                });
+                assert!(r.is_ok());
+            }
+            fn phase(&self, at: Instant) -> Phase {
+                self.0.phase(at)
+            }
+            fn stats(&self, at: Instant) -> WindowStats {
+                self.0.window_stats(at).expect("a windowed breaker has a window")
+            }
+            fn reset(&mut self, at: Instant) {
+                self.0.reset(at)
+            }
+            fn counters_trips(&self) -> u32 {
+                self.0.counters().trips
+            }
+        }
+    };
+}
+shared_subject!(Shared);
+shared_subject!(SharedTime);
+
+/// An error carrying its verdict.
+#[derive(Debug)]
+struct V(Verdict);
+
+impl breaker_core::Classify for V {
+    fn verdict(&self) -> Verdict {
+        self.0
+    }
+}
+
+/// Both storages of a count-window policy.
+fn both(policy: Policy) -> [Box<dyn Subject>; 2] {
+    [
+        Box::new(Single(Breaker::windowed(policy, Windowed::calls(())))),
+        Box::new(Shared(Box::leak(Box::new(SharedBreaker::windowed(
+            leak(policy),
+            Windowed::calls(()),
+        ))))),
+    ]
+}
+
+/// Both storages of a time-window policy.
+fn both_time(policy: Policy) -> [Box<dyn Subject>; 2] {
+    [
+        Box::new(SingleTime(Breaker::windowed(policy, Windowed::time(())))),
+        Box::new(SharedTime(Box::leak(Box::new(SharedBreaker::windowed(
+            leak(policy),
+            Windowed::time(()),
+        ))))),
+    ]
+}
+
+const S: Outcome = Outcome::Success;
+const F: Outcome = Outcome::STRIKE;
+
+fn feed(b: &mut dyn Subject, outcomes: &[Outcome], at: Instant) {
+    for o in outcomes {
+        b.outcome(*o, at);
+    }
+}
+
+// ---- resilience4j's documented examples --------------------------------------------------
+
+#[test]
+fn resilience4j_a_count_window_of_10_always_holds_10_measurements() {
+    let policy = Policy::failure_rate(100, WindowSize::Calls(10), Duration::from_secs(60));
+    for mut b in both(policy) {
+        feed(&mut *b, &[S; 10], ms(0));
+        assert_eq!(b.stats(ms(0)).calls, 10);
+        feed(&mut *b, &[F, S], ms(0));
+        // Still 10: the two oldest measurements were evicted.
+        assert_eq!(
+            b.stats(ms(0)),
+            WindowStats {
+                calls: 10,
+                failures: 1,
+                slow: 0
+            }
+        );
+    }
+}
+
+#[test]
+fn resilience4j_with_a_minimum_of_10_calls_9_failures_do_not_trip_and_the_10th_does() {
+    // "If minimumNumberOfCalls is 10, then at least 10 calls must be recorded before the
+    // failure rate can be calculated. If only 9 calls have been recorded the CircuitBreaker
+    // will not transition to open even if all 9 calls have failed."
+    let policy = Policy::failure_rate(
+        50,
+        WindowSize::Calls(100.min(breaker_core::MAX_WINDOW_CALLS)),
+        Duration::from_secs(60),
+    )
+    .with_min_calls(10);
+    for mut b in both(policy) {
+        feed(&mut *b, &[F; 9], ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Closed, "9 failures, below the minimum");
+        b.outcome(F, ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+    }
+}
+
+#[test]
+fn resilience4j_50_percent_over_10_calls_with_a_minimum_of_5() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(60)).with_min_calls(5);
+    for mut b in both(policy) {
+        // Two of four failed: 50 %, but only 4 calls.
+        feed(&mut *b, &[S, F, S, F], ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Closed);
+        // A success completes the minimum at 2 of 5: 40 %, below.
+        b.outcome(S, ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Closed);
+        // 3 of 6: exactly 50 %, "equal or greater than the threshold": open.
+        b.outcome(F, ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+    }
+}
+
+#[test]
+fn resilience4j_the_success_that_completes_the_minimum_trips_a_failing_window() {
+    // resilience4j judges after every recorded call, successes included.
+    let policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(60)).with_min_calls(5);
+    for mut b in both(policy) {
+        feed(&mut *b, &[F, F, F, F], ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Closed);
+        b.outcome(S, ms(0)); // 4 of 5 failed
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+    }
+}
+
+#[test]
+fn resilience4j_slow_calls_more_than_half_of_the_calls_longer_than_5_seconds_trip() {
+    // "when more than 50% of the recorded calls took longer than 5 seconds."
+    let policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(60))
+        .with_min_calls(4)
+        .with_slow_calls(Duration::from_secs(5), 50);
+    for mut b in both(policy) {
+        b.timed_success(ms(0), Duration::from_secs(6));
+        b.timed_success(ms(0), Duration::from_millis(10));
+        b.timed_success(ms(0), Duration::from_secs(5)); // exactly 5 s: not slower than 5 s
+        assert_eq!(b.stats(ms(0)).slow, 1);
+        b.timed_success(ms(0), Duration::from_secs(7)); // 2 of 4: 50 %
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+    }
+}
+
+#[test]
+fn resilience4j_a_10_second_time_window_has_10_one_second_buckets() {
+    let policy = Policy::failure_rate(100, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(60));
+    for mut b in both_time(policy) {
+        for s in 0..10 {
+            b.outcome(S, secs(s));
+        }
+        assert_eq!(b.stats(secs(9)).calls, 10);
+        // At 10 s the bucket of second 0 has left the window; at 19.999 s only second 10's
+        // and 9 ..= 19's remain.
+        b.outcome(S, secs(10));
+        assert_eq!(b.stats(secs(10)).calls, 10);
+        assert_eq!(b.stats(ms(18_999)).calls, 2);
+        assert_eq!(b.stats(secs(20)).calls, 0);
+    }
+}
+
+// ---- the rules ---------------------------------------------------------------------------
+
+#[test]
+fn min_calls_holds_off_even_a_window_of_failures() {
+    let policy = Policy::failure_rate(10, WindowSize::Calls(20), Duration::from_secs(60)).with_min_calls(8);
+    for mut b in both(policy) {
+        feed(&mut *b, &[F; 7], ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Closed);
+        b.outcome(F, ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+    }
+}
+
+#[test]
+fn the_default_minimum_of_a_count_window_is_the_whole_window() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(6), Duration::from_secs(60));
+    assert_eq!(policy.window().unwrap().min_calls(), 6);
+    for mut b in both(policy) {
+        feed(&mut *b, &[F; 5], ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Closed);
+        b.outcome(S, ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+    }
+}
+
+#[test]
+fn consecutive_strikes_do_not_trip_a_windowed_breaker() {
+    // 51 strikes in a row, but the rate rule never reaches 100 % below its minimum.
+    let policy = Policy::failure_rate(100, WindowSize::Calls(51), Duration::from_secs(60)).with_min_calls(51);
+    assert_eq!(policy.trip(), 0);
+    for mut b in both(policy) {
+        feed(&mut *b, &[F; 50], ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Closed);
+        b.outcome(F, ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+    }
+}
+
+#[test]
+fn a_trip_verdict_still_trips_at_once() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(60));
+    for mut b in both(policy) {
+        b.outcome(S, ms(0));
+        b.outcome(Outcome::TRIP, ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+    }
+}
+
+#[test]
+fn neutrals_are_not_samples() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_secs(60)).with_min_calls(2);
+    for mut b in both(policy) {
+        feed(&mut *b, &[Outcome::NEUTRAL; 10], ms(0));
+        assert_eq!(b.stats(ms(0)), WindowStats::default());
+        feed(&mut *b, &[S, Outcome::NEUTRAL, S], ms(0));
+        assert_eq!(b.stats(ms(0)).calls, 2);
+    }
+}
+
+#[test]
+fn the_window_is_cleared_on_every_transition() {
+    let cooldown = Duration::from_secs(10);
+    let policy = Policy::failure_rate(50, WindowSize::Calls(10), cooldown).with_min_calls(4);
+    for mut b in both(policy) {
+        feed(&mut *b, &[S, S, F], ms(0));
+        assert_eq!(b.stats(ms(0)).calls, 3);
+        b.reset(ms(0));
+        assert_eq!(b.stats(ms(0)), WindowStats::default(), "a reset clears it");
+        feed(&mut *b, &[F, F, F, F], ms(0));
+        assert_eq!(b.phase(ms(0)), Phase::Open);
+        assert_eq!(b.stats(ms(0)), WindowStats::default(), "open: no window");
+        // The probe is not a sample; its success closes, and the window starts empty.
+        b.outcome(S, secs(10));
+        assert_eq!(b.phase(secs(10)), Phase::Closed);
+        assert_eq!(b.stats(secs(10)), WindowStats::default());
+        // One failure after recovery does not re-trip on the pre-outage failures.
+        feed(&mut *b, &[F, S, S], secs(10));
+        assert_eq!(b.phase(secs(10)), Phase::Closed);
+        assert_eq!(b.stats(secs(10)).failures, 1);
+        assert_eq!(b.counters_trips(), 1);
+    }
+}
+
+#[test]
+fn a_time_window_is_cleared_on_every_transition() {
+    let policy =
+        Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(5)).with_min_calls(2);
+    for mut b in both_time(policy) {
+        b.outcome(F, secs(1));
+        b.outcome(F, secs(2));
+        assert_eq!(b.phase(secs(2)), Phase::Open);
+        b.outcome(S, secs(7)); // the probe
+        assert_eq!(b.phase(secs(7)), Phase::Closed);
+        // The failures of seconds 1 and 2 are still within 10 s, but not in the window.
+        assert_eq!(b.stats(secs(7)), WindowStats::default());
+        b.outcome(F, secs(8));
+        assert_eq!(b.phase(secs(8)), Phase::Closed);
+    }
+}
+
+#[test]
+fn slow_calls_count_only_successes_longer_than_the_duration() {
+    let policy = Policy::failure_rate(100, WindowSize::Calls(10), Duration::from_secs(60))
+        .with_min_calls(10)
+        .with_slow_calls(Duration::from_millis(200), 100);
+    for mut b in both(policy) {
+        b.timed_success(ms(0), Duration::from_millis(201));
+        b.timed_success(ms(0), Duration::from_millis(200));
+        b.outcome(F, ms(0)); // a failure is a failure, never also slow
+        assert_eq!(
+            b.stats(ms(0)),
+            WindowStats {
+                calls: 3,
+                failures: 1,
+                slow: 1
+            }
+        );
+    }
+}
+
+#[test]
+fn a_slow_call_rate_trips_with_its_own_reason() {
+    let heard = Box::leak(Box::new(Heard::default()));
+    let policy = leak(
+        Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_secs(60))
+            .with_min_calls(4)
+            .with_slow_calls(Duration::from_millis(100), 75),
+    );
+    let b = SharedBreaker::windowed(policy, Windowed::calls(&*heard));
+    let clock = ManualClock::new(ms(0));
+    for took in [150, 10, 150, 150] {
+        let _ = b.call(&clock, || {
+            clock.advance(Duration::from_millis(took));
+            Ok::<_, V>(())
+        });
+    }
+    assert_eq!(b.phase(clock.now()), Phase::Open);
+    assert_eq!(heard.reasons(), vec![Reason::SlowCalls]);
+}
+
+#[test]
+fn a_failure_rate_trips_with_its_own_reason_and_the_usual_cooldown() {
+    let heard = Box::leak(Box::new(Heard::default()));
+    let policy = leak(Policy::failure_rate(50, WindowSize::Calls(2), Duration::from_secs(30)));
+    let b = SharedBreaker::windowed(policy, Windowed::calls(&*heard));
+    let clock = ManualClock::new(ms(0));
+    let _ = b.call(&clock, || Err::<(), _>(V(Verdict::Strike)));
+    let _ = b.call(&clock, || Ok::<_, V>(()));
+    let t = heard.0.borrow()[0];
+    assert_eq!(
+        (t.from, t.to, t.why, t.cooldown),
+        (Phase::Closed, Phase::Open, Reason::FailureRate, Duration::from_secs(30))
+    );
+}
+
+#[test]
+fn a_stale_permit_is_not_a_sample_and_its_window_never_trips() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_secs(60)).with_min_calls(2);
+    let mut b = Breaker::windowed(policy, Windowed::calls(()));
+    let held = b.try_acquire(ms(0)).unwrap();
+    let p = b.try_acquire(ms(0)).unwrap();
+    b.record(p, F, ms(0)); // 1 of 1: below the minimum
+    b.reset(ms(1)); // the held permit is stale now
+    assert!(b.is_stale(&held, ms(2)));
+    b.record(held, F, ms(2)); // would make 2 of 2 with the old window
+    assert_eq!(b.phase(ms(2)), Phase::Closed);
+    assert_eq!(b.window_stats(ms(2)), Some(WindowStats::default()));
+
+    let shared: &'static SharedBreaker<Windowed> =
+        Box::leak(Box::new(SharedBreaker::windowed(leak(policy), Windowed::calls(()))));
+    let clock = ManualClock::new(ms(0));
+    let held = shared.try_acquire(&clock).unwrap();
+    shared.try_acquire(&clock).unwrap().failure(Verdict::Strike);
+    shared.reset(ms(1));
+    held.failure(Verdict::Strike);
+    assert_eq!(shared.phase(ms(2)), Phase::Closed);
+    assert_eq!(shared.window_stats(ms(2)), Some(WindowStats::default()));
+}
+
+#[test]
+fn probes_are_not_samples() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(2), Duration::from_secs(1))
+        .with_probes_to_close(2)
+        .with_min_calls(2);
+    for mut b in both(policy) {
+        feed(&mut *b, &[F, F], ms(0));
+        b.outcome(S, secs(1)); // probe 1
+        assert_eq!(b.phase(secs(1)), Phase::HalfOpen);
+        b.outcome(S, secs(1)); // probe 2: closes
+        assert_eq!(b.phase(secs(1)), Phase::Closed);
+        assert_eq!(b.stats(secs(1)).calls, 0);
+    }
+}
+
+#[test]
+fn a_healthy_count_window_reads_no_clock_and_stays_as_it_is() {
+    let reads = Box::leak(Box::new(CountingClock::default()));
+    let policy = leak(Policy::failure_rate(50, WindowSize::Calls(8), Duration::from_secs(60)));
+    let b = SharedBreaker::windowed(policy, Windowed::calls(()));
+    for _ in 0..100 {
+        assert!(b.call(&*reads, || Ok::<_, V>(())).is_ok());
+    }
+    assert_eq!(reads.0.load(Ordering::Relaxed), 0, "a count window needs no time");
+    // Full of clean successes: another one leaves the window as it is (the code returns
+    // before its compare-and-swap, so nothing is written).
+    let before = format!("{:?}", b.observer().window());
+    assert!(b.call(&*reads, || Ok::<_, V>(())).is_ok());
+    assert_eq!(format!("{:?}", b.observer().window()), before);
+    assert_eq!(b.window_stats(Instant::ZERO).map(|s| s.calls), Some(8));
+}
+
+#[test]
+fn calls_are_timed_only_with_a_slow_call_rule() {
+    let count = Policy::failure_rate(50, WindowSize::Calls(8), Duration::from_secs(60));
+    let timed = count.with_slow_calls(Duration::from_secs(1), 50);
+    let time = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(60));
+    let clock = CountingClock::default();
+    let reads = |f: &dyn Fn()| {
+        clock.0.store(0, Ordering::Relaxed);
+        f();
+        clock.0.load(Ordering::Relaxed)
+    };
+    let a = SharedBreaker::windowed(leak(count), Windowed::calls(()));
+    let b = SharedBreaker::windowed(leak(timed), Windowed::calls(()));
+    let c = SharedBreaker::windowed(leak(time), Windowed::time(()));
+    assert_eq!(reads(&|| drop(a.call(&clock, || Ok::<_, V>(())))), 0);
+    assert_eq!(reads(&|| drop(b.call(&clock, || Ok::<_, V>(())))), 2, "start and end");
+    assert_eq!(
+        reads(&|| drop(c.call(&clock, || Ok::<_, V>(())))),
+        1,
+        "the sample's bucket"
+    );
+}
+
+#[test]
+fn a_clock_that_steps_back_counts_in_the_newest_bucket() {
+    let policy =
+        Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(60)).with_min_calls(3);
+    for mut b in both_time(policy) {
+        b.outcome(S, secs(20));
+        b.outcome(F, secs(17)); // 3 s back: no time passed
+        assert_eq!(b.stats(secs(20)).calls, 2);
+        // Both are in second 20's bucket: at 29 s (the window 20 ..= 29) both still count.
+        assert_eq!(b.stats(secs(29)).calls, 2);
+        // Far back (more than the window): the window starts afresh from there.
+        b.outcome(F, secs(5));
+        assert_eq!(b.stats(secs(5)).calls, 1);
+    }
+}
+
+#[test]
+fn a_time_window_counts_calls_across_the_clock_wrap_afresh_and_never_panics() {
+    let policy =
+        Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(1)), Duration::from_secs(60)).with_min_calls(3);
+    for mut b in both_time(policy) {
+        let near = Instant::from_millis(u32::MAX - 50);
+        b.outcome(S, near);
+        b.outcome(S, near.wrapping_add(Duration::from_millis(100)));
+        let s = b.stats(near.wrapping_add(Duration::from_millis(100)));
+        assert!(s.calls <= 2);
+        assert_eq!(b.phase(near.wrapping_add(Duration::from_millis(100))), Phase::Closed);
+    }
+}
+
+#[test]
+fn a_windowed_breaker_recovers_through_the_usual_probe_and_backoff() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(2), Duration::from_secs(10))
+        .with_backoff(2, Duration::from_secs(60))
+        .with_min_calls(2);
+    for mut b in both(policy) {
+        feed(&mut *b, &[F, F], ms(0));
+        b.outcome(F, secs(10)); // the probe fails: re-open with a doubled cooldown
+        assert_eq!(b.phase(secs(29)), Phase::Open);
+        assert_eq!(b.phase(secs(30)), Phase::Open); // (not closed; the probe is allowed now)
+        b.outcome(S, secs(30));
+        assert_eq!(b.phase(secs(30)), Phase::Closed);
+    }
+}
+
+// ---- policies ----------------------------------------------------------------------------
+
+#[test]
+fn nonsense_windows_are_rejected() {
+    let c = Duration::from_secs(1);
+    assert_eq!(
+        Policy::try_failure_rate(0, WindowSize::Calls(5), c),
+        Err(PolicyError::RateOutOfRange)
+    );
+    assert_eq!(
+        Policy::try_failure_rate(101, WindowSize::Calls(5), c),
+        Err(PolicyError::RateOutOfRange)
+    );
+    assert_eq!(
+        Policy::try_failure_rate(50, WindowSize::Calls(0), c),
+        Err(PolicyError::WindowOutOfRange)
+    );
+    assert_eq!(
+        Policy::try_failure_rate(50, WindowSize::Calls(52), c),
+        Err(PolicyError::WindowOutOfRange)
+    );
+    assert!(Policy::try_failure_rate(50, WindowSize::Calls(51), c).is_ok());
+    assert_eq!(
+        Policy::try_failure_rate(50, WindowSize::Time(Duration::from_millis(990)), c),
+        Err(PolicyError::WindowOutOfRange)
+    );
+    assert_eq!(
+        Policy::try_failure_rate(50, WindowSize::Time(Duration::from_millis(1005)), c),
+        Err(PolicyError::WindowOutOfRange)
+    );
+    assert_eq!(
+        Policy::try_failure_rate(50, WindowSize::Calls(5), Duration::ZERO),
+        Err(PolicyError::ZeroCooldown)
+    );
+    let p = Policy::failure_rate(50, WindowSize::Calls(5), c);
+    assert_eq!(p.try_with_min_calls(0), Err(PolicyError::MinCallsOutOfRange));
+    assert_eq!(p.try_with_min_calls(6), Err(PolicyError::MinCallsOutOfRange));
+    assert_eq!(
+        p.try_with_slow_calls(Duration::ZERO, 50),
+        Err(PolicyError::ZeroSlowCall)
+    );
+    assert_eq!(p.try_with_slow_calls(c, 0), Err(PolicyError::RateOutOfRange));
+    let t = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), c);
+    assert_eq!(t.window().unwrap().min_calls(), 10);
+    assert!(t.try_with_min_calls(10 * breaker_core::MAX_BUCKET_CALLS).is_ok());
+    assert_eq!(
+        t.try_with_min_calls(10 * 1023 + 1),
+        Err(PolicyError::MinCallsOutOfRange)
+    );
+    let strikes = Policy::new(3, c);
+    assert_eq!(strikes.try_with_min_calls(2), Err(PolicyError::NotWindowed));
+    assert_eq!(strikes.try_with_slow_calls(c, 50), Err(PolicyError::NotWindowed));
+    assert!(strikes.window().is_none());
+}
+
+#[test]
+fn a_windowed_policy_needs_a_windowed_breaker_of_its_kind() {
+    let count = Policy::failure_rate(50, WindowSize::Calls(5), Duration::from_secs(1));
+    let time = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(1)), Duration::from_secs(1));
+    let strikes = Policy::new(3, Duration::from_secs(1));
+    let panics = |f: &dyn Fn()| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).is_err();
+    assert!(panics(&|| {
+        let _ = Breaker::new(count);
+    }));
+    assert!(panics(&|| {
+        let _ = Breaker::with_observer(count, ());
+    }));
+    assert!(panics(&|| {
+        let _ = SharedBreaker::new(leak(count));
+    }));
+    assert!(panics(&|| {
+        let _ = Breaker::windowed(time, Windowed::calls(()));
+    }));
+    assert!(panics(&|| {
+        let _ = Breaker::windowed(count, Windowed::time(()));
+    }));
+    assert!(panics(&|| {
+        let _ = Breaker::windowed(strikes, Windowed::calls(()));
+    }));
+    assert!(!panics(&|| {
+        let _ = Breaker::windowed(count, Windowed::calls(()));
+    }));
+    assert!(!panics(&|| {
+        let _ = SharedBreaker::windowed(leak(time), Windowed::time(()));
+    }));
+}
+
+#[test]
+fn a_window_beside_a_policy_of_strikes_is_ignored() {
+    // `with_observer` takes any observer; a `Windowed` one beside consecutive strikes does
+    // nothing, and the breaker trips on strikes as usual.
+    let b = SharedBreaker::with_observer(leak(Policy::new(2, Duration::from_secs(1))), Windowed::calls(()));
+    let clock = ManualClock::new(ms(0));
+    for _ in 0..2 {
+        let _ = b.call(&clock, || Err::<(), _>(V(Verdict::Strike)));
+    }
+    assert_eq!(b.phase(ms(0)), Phase::Open);
+    assert_eq!(b.window_stats(ms(0)), None);
+}
+
+// ---- helpers -----------------------------------------------------------------------------
+
+#[derive(Default)]
+struct Heard(std::cell::RefCell<Vec<Transition>>);
+
+impl Heard {
+    fn reasons(&self) -> Vec<Reason> {
+        self.0
+            .borrow()
+            .iter()
+            .filter(|t| t.to == Phase::Open)
+            .map(|t| t.why)
+            .collect()
+    }
+}
+
+impl Observer for &Heard {
+    fn on_transition(&self, t: &Transition) {
+        self.0.borrow_mut().push(*t);
+    }
+}
+
+/// A clock that counts its readings (and always reads zero).
+#[derive(Default)]
+struct CountingClock(AtomicU32);
+
+impl Clock for CountingClock {
+    fn now(&self) -> Instant {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        Instant::ZERO
+    }
+}

@@ -1,0 +1,19 @@
+use breaker_core::{circuit_breaker, Classify, Refused};
+
+#[derive(Debug)]
+pub struct Error;
+impl Classify for Error {}
+impl From<Refused> for Error {
+    fn from(_: Refused) -> Self {
+        Error
+    }
+}
+
+const CALLS: u32 = 20;
+
+#[circuit_breaker(window = CALLS)]
+fn call() -> Result<(), Error> {
+    Ok(())
+}
+
+fn main() {}

@@ -1,0 +1,69 @@
+//! Failure-rate windows: a count window and a time window, a slow-call rule, `log`, and an
+//! `async fn`; each breaker's policy is what the arguments say.
+#![deny(warnings)]
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use breaker_core::{circuit_breaker, registry, Classify, Duration, Refused, WindowSize};
+
+#[derive(Debug, PartialEq)]
+pub enum Error {
+    Timeout,
+    Refused,
+}
+impl Classify for Error {}
+impl From<Refused> for Error {
+    fn from(_: Refused) -> Self {
+        Error::Refused
+    }
+}
+
+#[circuit_breaker(window = 20, failure_rate = 50, min_calls = 10, slow_call = "2s", slow_rate = 80, name = "count")]
+fn count(ok: bool) -> Result<(), Error> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::Timeout)
+    }
+}
+
+#[circuit_breaker(window = "10s", cooldown = "1m", probes = 2, log, name = "time")]
+fn time() -> Result<u8, Error> {
+    Ok(1)
+}
+
+#[circuit_breaker(window = 51, slow_call = "250ms", slow_rate = 100, name = "async")]
+async fn fetch() -> Result<u8, Error> {
+    Ok(2)
+}
+
+fn block_on<F: Future>(f: F) -> F::Output {
+    let mut f = pin!(f);
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
+fn main() {
+    assert_eq!(count(true), Ok(()));
+    assert_eq!(count(false), Err(Error::Timeout));
+    assert_eq!(time(), Ok(1));
+    assert_eq!(block_on(fetch()), Ok(2));
+
+    let w = registry::get("count").unwrap().policy().window().unwrap();
+    assert_eq!((w.size(), w.failure_rate(), w.min_calls()), (WindowSize::Calls(20), 50, 10));
+    assert_eq!(w.slow_calls(), Some((Duration::from_secs(2), 80)));
+    let t = registry::get("time").unwrap().policy();
+    let w = t.window().unwrap();
+    assert_eq!((w.size(), w.failure_rate(), w.min_calls()), (WindowSize::Time(Duration::from_secs(10)), 50, 10));
+    assert_eq!((t.trip(), t.probes_to_close()), (0, 2));
+    let w = registry::get("async").unwrap().policy().window().unwrap();
+    assert_eq!((w.size(), w.min_calls()), (WindowSize::Calls(51), 51));
+    let stats = registry::get("count").unwrap().breaker().window_stats(breaker_core::Instant::ZERO);
+    assert_eq!(stats.map(|s| (s.calls, s.failures)), Some((2, 1)));
+}
