@@ -6,6 +6,7 @@ use defmt::{write, Format, Formatter};
 use crate::registry::{Duplicate, Entry};
 use crate::{
     Breaker, Clock, GlobalClock, Ladder, ManualClock, Observer, OwnedPass, Pass, Permit, SharedBreaker, SharedPermit,
+    WordStep,
 };
 
 impl<O: Observer> Format for Breaker<O> {
@@ -21,6 +22,17 @@ impl<O: ?Sized + Observer> Format for SharedBreaker<O> {
             "SharedBreaker {{ policy: {}, counters: {} }}",
             self.policy(),
             self.counters()
+        )
+    }
+}
+
+impl Format for WordStep {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "WordStep {{ word: {=u64:#x}, admitted: {} }}",
+            self.word(),
+            self.admitted()
         )
     }
 }

@@ -32,6 +32,7 @@ mod snapshot;
 #[cfg(feature = "std")]
 mod stderr_log;
 mod time;
+pub mod word;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
@@ -49,6 +50,7 @@ pub use stderr_log::StderrLog;
 #[cfg(feature = "std")]
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};
+pub use word::{WordOp, WordStep, WordTicket};
 
 /// Wraps a function returning `Result<T, E>` in its own static [`SharedBreaker`], listed in
 /// the [`registry`]. See the attribute's own documentation for its arguments.

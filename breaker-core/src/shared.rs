@@ -203,7 +203,7 @@ impl Inner {
 
 impl<O: ?Sized + Observer> SharedBreaker<O> {
     /// Runs [`Inner::update`] and tells the observer of each transition.
-    fn update(&self, f: &dyn Fn(&mut Builder)) {
+    pub(crate) fn update(&self, f: &dyn Fn(&mut Builder)) {
         for t in self.inner.update(f).iter().flatten() {
             self.observer.on_transition(t);
         }
@@ -366,6 +366,17 @@ impl<O: ?Sized + Observer> SharedBreaker<O> {
 
     pub(crate) fn load_core(&self) -> Core {
         self.inner.load_core()
+    }
+
+    /// The state word itself, for [`crate::word`]'s reads and compare-and-swaps.
+    #[inline(always)]
+    pub(crate) fn word_cell(&self) -> &AtomicU64 {
+        &self.inner.word
+    }
+
+    /// Counts a step's events, as the update loop does.
+    pub(crate) fn count_events(&self, events: &Events) {
+        self.inner.count(events)
     }
 
     pub(crate) fn store_core(&self, core: Core, counters: &Counters) {
