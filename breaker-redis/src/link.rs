@@ -8,7 +8,7 @@
 //! then tries Redis again every retry interval and joins the states when it answers (see
 //! [`Resync`](crate::Resync)).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Weak};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
@@ -30,6 +30,7 @@ pub(crate) struct LinkShared {
     pub clock: SharedClock,
     pub config: Config,
     connected: AtomicBool,
+    round_trips: Arc<AtomicU64>,
 }
 
 /// What a call hands the link thread.
@@ -98,10 +99,11 @@ impl RedisLink {
             clock,
             config,
             connected: AtomicBool::new(false),
+            round_trips: Arc::default(),
         });
         let (tx, rx) = mpsc::channel();
         let worker = Worker {
-            store: Store::new(client, shared.config.timeout),
+            store: Store::new(client, shared.config.timeout, shared.round_trips.clone()),
             shared: shared.clone(),
             bindings: Vec::new(),
             down_reported: false,
@@ -166,6 +168,12 @@ impl RedisLink {
     pub fn now(&self) -> Instant {
         use breaker_core::Clock;
         self.shared.clock.now()
+    }
+
+    /// The round trips to Redis the link has made so far (polls, compare-and-swaps; not
+    /// connection set-ups): what the breakers' calls cost in network traffic.
+    pub fn round_trips(&self) -> u64 {
+        self.shared.round_trips.load(Ordering::Relaxed)
     }
 
     /// How far this replica's shared time is from its local clock, in wrapping milliseconds

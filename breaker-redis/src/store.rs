@@ -4,6 +4,8 @@
 //! drops the connection: a reply that arrives after its timeout must never be read as the
 //! answer to the next command.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration as StdDuration;
 
 use redis::{Client, Connection, RedisResult, Script};
@@ -41,15 +43,18 @@ pub(crate) struct Store {
     con: Option<Connection>,
     timeout: StdDuration,
     cas: Script,
+    /// Round trips attempted (connections not counted), for reports and tests.
+    round_trips: Arc<AtomicU64>,
 }
 
 impl Store {
-    pub fn new(client: Client, timeout: StdDuration) -> Store {
+    pub fn new(client: Client, timeout: StdDuration, round_trips: Arc<AtomicU64>) -> Store {
         Store {
             client,
             con: None,
             timeout,
             cas: Script::new(CAS),
+            round_trips,
         }
     }
 
@@ -80,7 +85,9 @@ impl Store {
         clock: &SharedClock,
         f: impl FnOnce(&mut Connection) -> RedisResult<(T, (String, String))>,
     ) -> RedisResult<T> {
+        let round_trips = self.round_trips.clone();
         let result = self.connection().and_then(|con| {
+            round_trips.fetch_add(1, Ordering::Relaxed);
             let sent = clock.local_now();
             let (value, time) = f(con)?;
             let arrived = clock.local_now();
