@@ -291,6 +291,8 @@ impl Worker {
             Ok(values) => {
                 self.shared.connected.store(true, Ordering::SeqCst);
                 self.down_reported = false;
+                // Connected: the next read comes a refresh interval later at most.
+                self.next_tick = self.next_tick.min(StdInstant::now() + self.shared.config.refresh);
                 for (binding, value) in bindings.iter().zip(values) {
                     if !self.store.is_connected() {
                         break;
@@ -357,9 +359,12 @@ impl Worker {
             for b in &live {
                 lock(&b.side).apart_reported = true;
             }
-            self.log(&LinkEvent::Unreachable {
-                error: error.to_string(),
-            });
+            let error = if error.is_timeout() {
+                format!("no answer within {:?}", self.shared.config.timeout)
+            } else {
+                error.to_string()
+            };
+            self.log(&LinkEvent::Unreachable { error });
         }
         self.next_tick = StdInstant::now() + self.shared.config.retry;
     }
@@ -431,11 +436,8 @@ impl Worker {
     }
 
     /// Joins a breaker's local state with what Redis holds (`found`), then declares it
-    /// shared. Waits while a probe its local breaker granted is out.
+    /// shared.
     fn reconcile(&mut self, binding: &Arc<Binding>, mut found: Option<u64>) {
-        if binding.local_probes() > 0 {
-            return; // until that probe answers (its lease bounds the wait)
-        }
         let apart = !binding.is_shared();
         let fp = binding.fingerprint;
         let policy = binding.mirror.policy();
@@ -449,6 +451,12 @@ impl Worker {
                 binding.mirror.observer().tripped()
             };
             let plan = reconcile::plan(policy, local, base, found, tripped, now);
+            if binding.local_probes() > 0 && !matches!(plan, Plan::Push { .. }) {
+                // A probe the local breaker granted is out and Redis moved on: meet again
+                // once it has answered (its lease bounds the wait). Had Redis not moved (or
+                // lost the key), it takes the local word, probe slot and all.
+                return;
+            }
             let joined = match plan {
                 Plan::Push { expected, how } if expected == Some(local) => Ok(Ok((local, how, None))),
                 Plan::Push { expected, how } => {

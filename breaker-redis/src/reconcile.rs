@@ -15,9 +15,10 @@
 //!   fleet would otherwise forget a failing upstream; Redis's word then takes that trip, at
 //!   the instant it happened, through the machine's own `trip` ([`Resync::AdoptedWithTrip`]).
 //!
-//! A replica whose local breaker granted a probe while apart waits until that probe has
-//! answered (its lease bounds the wait) before it meets Redis again, so the meeting never
-//! puts a second probe in flight.
+//! A probe the local breaker granted while apart is never doubled by the meeting: when Redis
+//! takes the local word it takes the probe slot with it (the probe's answer then lands in
+//! Redis, and every other replica is refused meanwhile); when Redis moved on, the replica
+//! stays apart until its probe has answered (the lease bounds the wait).
 
 use breaker_core::{Instant, Phase, Policy, Reason, SharedBreaker, State};
 
