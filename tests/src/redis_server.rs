@@ -87,7 +87,18 @@ impl RedisServer {
             .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.binary.display()));
         self.child = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !ping(self.port) {
+        loop {
+            // Ours only while our process lives (a port taken meanwhile makes it exit).
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                panic!(
+                    "redis-server on port {} exited: {status} (see {})",
+                    self.port,
+                    self.dir.display()
+                );
+            }
+            if ping(self.port) {
+                break;
+            }
             assert!(
                 Instant::now() < deadline,
                 "redis-server on port {} did not answer",
