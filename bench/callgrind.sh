@@ -2,7 +2,7 @@
 # Instructions per call, counted by `valgrind --tool=callgrind`.
 #
 # Instruction counts are stable on noisy machines where nanoseconds are not. Each case of
-# the `peers` and `ladder` benchmarks is run twice under callgrind, with N1 and N2 calls; the difference
+# the `peers`, `ladder` and `replicas` benchmarks is run twice under callgrind, with N1 and N2 calls; the difference
 # of the two runs' total instruction counts (Ir), divided by N2 - N1, is the cost of one
 # call: process start-up, breaker construction and tripping are the same in both runs and
 # cancel out.
@@ -61,31 +61,47 @@ if ((${#CASES[@]} == 0)); then
         ladder-first-ok-budget
         backon-first-ok
         backon-breaker-first-ok
+        replicas-local
+        replicas-redis
     )
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-echo "building the peers and ladder benchmarks (release, bench profile)..." >&2
-cargo bench -p bench --bench peers --bench ladder --no-run --message-format=json >"$WORK/build.json"
+echo "building the peers, ladder and replicas benchmarks (release, bench profile)..." >&2
+cargo bench -p bench --bench peers --bench ladder --bench replicas --no-run --message-format=json >"$WORK/build.json"
 executable() { # the built benchmark named $1
     grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep "/$1-" | tail -n 1
 }
 EXE=$(executable peers)
 LADDER_EXE=$(executable ladder)
-if [[ -z $EXE || ! -x $EXE || -z $LADDER_EXE || ! -x $LADDER_EXE ]]; then
-    echo "callgrind.sh: could not find the built peers and ladder benchmark executables" >&2
+REPLICAS_EXE=$(executable replicas)
+if [[ -z $EXE || ! -x $EXE || -z $LADDER_EXE || ! -x $LADDER_EXE || -z $REPLICAS_EXE || ! -x $REPLICAS_EXE ]]; then
+    echo "callgrind.sh: could not find the built peers, ladder and replicas benchmark executables" >&2
     exit 1
 fi
 LADDER_CASES=$("$LADDER_EXE" --list | cut -f1)
+REPLICAS_CASES=$("$REPLICAS_EXE" --list | cut -f1)
 # The benchmark binary that runs case $1.
-exe_for() { if grep -qx "$1" <<<"$LADDER_CASES"; then echo "$LADDER_EXE"; else echo "$EXE"; fi; }
+exe_for() {
+    if grep -qx "$1" <<<"$LADDER_CASES"; then
+        echo "$LADDER_EXE"
+    elif grep -qx "$1" <<<"$REPLICAS_CASES"; then
+        echo "$REPLICAS_EXE"
+    else
+        echo "$EXE"
+    fi
+}
 
 # Total instructions of one run: the `summary:` line of the callgrind out file.
 instructions() {
     local case=$1 n=$2 out="$WORK/$1.$2.out"
-    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "$(exe_for "$case")" --icount "$case" "$n" \
+    # The replicas cases run a link thread beside the loop, whose start-up varies from run to
+    # run: only their measured loop (`loop_*`, inclusive) is counted.
+    local only=()
+    if grep -qx "$case" <<<"$REPLICAS_CASES"; then only=(--toggle-collect='*loop_*'); fi
+    if ! valgrind --tool=callgrind "${only[@]}" --callgrind-out-file="$out" "$(exe_for "$case")" --icount "$case" "$n" \
         >"$WORK/$case.$n.log" 2>&1; then
         echo "callgrind.sh: case '$case' with $n calls failed under valgrind:" >&2
         tail -n 20 "$WORK/$case.$n.log" >&2
@@ -129,6 +145,7 @@ check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
 check "macro-wrapped vs SharedBreaker::call by hand" macro-closed ours-closed 2
 check "ladder, first-attempt success, vs SharedBreaker::call alone" ladder-first-ok ladder-breaker 3
+check "RedisBreaker::call closed vs SharedBreaker::call (the local figure)" replicas-redis replicas-local 0
 for c in backon-first-ok backon-breaker-first-ok ladder-first-ok-budget; do
     [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[ladder-first-ok]:-} ]] || continue
     awk -v c="$c" -v x="${PER_CALL[ladder-first-ok]}" -v y="${PER_CALL[$c]}" \
