@@ -57,14 +57,18 @@ pub(crate) enum Request {
 /// its own key.
 ///
 /// ```no_run
-/// use breaker_core::{Duration, Policy};
+/// use breaker_core::{Classify, Duration, Policy};
 /// use breaker_redis::{Config, RedisLink};
+///
+/// #[derive(Debug)]
+/// struct Timeout;
+/// impl Classify for Timeout {} // a strike
 ///
 /// static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
 ///
 /// let link = RedisLink::open("redis://127.0.0.1:6390/", Config::default())?;
 /// let payments = link.breaker("breaker:payments", &POLICY);
-/// let answer = payments.call(|| Ok::<_, std::io::Error>(42));
+/// let answer = payments.call(|| Ok::<_, Timeout>(42));
 /// # Ok::<(), redis::RedisError>(())
 /// ```
 ///

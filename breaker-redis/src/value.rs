@@ -3,7 +3,7 @@
 //! 38 ASCII bytes, so that `redis-cli GET` shows something a person can read:
 //!
 //! ```text
-//! CB1:00000000000a2011:5e5e13c4:9f1d8c2a
+//! CB1:00000000000a2011:5e5e13c4:d703b974
 //! ^^^ ^^^^^^^^^^^^^^^^ ^^^^^^^^ ^^^^^^^^
 //!  |   the state word   policy   CRC-32 (IEEE) of everything before the last colon
 //!  magic "CB" and the format version
@@ -138,6 +138,11 @@ mod tests {
     use super::*;
 
     const POLICY: u32 = 0x5e5e_13c4;
+
+    #[test]
+    fn the_documented_example_is_a_real_value() {
+        assert_eq!(&encode(0xa2011, 0x5e5e_13c4), b"CB1:00000000000a2011:5e5e13c4:d703b974");
+    }
 
     #[test]
     fn a_value_round_trips_and_reads_as_text() {
