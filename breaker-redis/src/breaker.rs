@@ -59,7 +59,7 @@ pub(crate) struct Binding {
     local_probes: AtomicUsize,
     /// A `Slow` event was reported and the breaker has not been resynchronised since.
     slow_reported: AtomicBool,
-    /// The link thread's own bookkeeping (only it locks this).
+    /// The link thread's bookkeeping (locked by it, and by a call reporting `Slow`).
     pub side: Mutex<LinkSide>,
     pub mirror: SharedBreaker<Tap>,
 }
@@ -180,9 +180,11 @@ impl Binding {
         result
     }
 
-    /// Reports a call that waited the whole timeout, once until the next resync.
+    /// Reports a call that waited the whole timeout, once until the next resync (which is
+    /// then reported too).
     fn report_slow(&self) {
         if !self.slow_reported.swap(true, Ordering::SeqCst) {
+            lock(&self.side).apart_reported = true;
             (self.link.config.log)(&LinkEvent::Slow { key: self.key.clone() });
         }
     }
