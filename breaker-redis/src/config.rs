@@ -18,7 +18,7 @@ use crate::ValueError;
 ///     .timeout(Duration::from_millis(50))
 ///     .refresh(Duration::from_millis(100))
 ///     .retry(Duration::from_secs(1));
-/// assert_eq!(config.trip_bound(), Duration::from_millis(150));
+/// assert_eq!(config.trip_bound(), Duration::from_millis(200));
 /// ```
 #[derive(Clone)]
 pub struct Config {
@@ -117,9 +117,11 @@ impl Config {
     }
 
     /// The bound within which a trip by one replica reaches the others: one refresh
-    /// interval plus one timeout (the longest a poll's round trip may take).
+    /// interval, then at most one operation of the link still under way and the read's own
+    /// round trip, each shorter than the timeout (a round trip that takes longer sends the
+    /// replica apart, onto its local breaker: it is not late, it decides alone).
     pub fn trip_bound(&self) -> StdDuration {
-        self.refresh + self.timeout
+        self.refresh + 2 * self.timeout
     }
 }
 

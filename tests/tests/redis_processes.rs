@@ -5,7 +5,7 @@
 //! - exactly one probe per half-open window across all replicas, whenever Redis decided
 //!   (probes never overlap, and after a failed one the next waits out the cooldown); probes
 //!   the replicas' local breakers granted happen only while Redis was away;
-//! - a trip reaches every other replica within the stated bound (refresh + timeout), also
+//! - a trip reaches every other replica within the stated bound (`Config::trip_bound`), also
 //!   when the others are idle and learn it from Redis alone (the third outage);
 //! - nothing wedged: Redis's loss and return were reported once per replica, every replica
 //!   follows Redis again at the end, closed, with every call of the last 300 ms served.
@@ -19,8 +19,9 @@ use tests::redis_server::{server_binary, RedisServer};
 use tests::replica::{OUTAGES, POLICY, QUIET, RUN_MS};
 
 const REPLICAS: usize = 3;
-/// The replicas' refresh interval and timeout (`src/bin/redis_replica.rs`).
-const BOUND_MS: i64 = 50 + 500;
+/// `Config::trip_bound` of the replicas (`src/bin/redis_replica.rs`): a refresh interval of
+/// 50 ms plus twice their 500 ms timeout.
+const BOUND_MS: i64 = 50 + 2 * 500;
 /// Leeway for the replicas' shared clocks (each within its round trip of Redis's) and for
 /// processes descheduled on a loaded machine.
 const EPS_MS: i64 = 100;
