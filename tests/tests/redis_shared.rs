@@ -239,3 +239,33 @@ fn async_calls_share_the_breaker() {
         assert_eq!(ra.phase(), Phase::Closed);
     });
 }
+
+#[test]
+fn a_replica_that_dies_holding_the_probe_does_not_wedge_the_others() {
+    let Some(url) = shared_url("a_replica_that_dies_holding_the_probe_does_not_wedge_the_others") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(1, Duration::from_millis(30)).with_probe_lease(Duration::from_millis(100));
+    let key = unique_key("dead-probe");
+    let (a, b) = (link(&url, config()), link(&url, config()));
+    let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
+    let _ = fail(&ra);
+    settle(&[&a, &b]);
+    std::thread::sleep(StdDuration::from_millis(40));
+    let probe = ra.try_acquire().expect("a takes the probe");
+    assert!(probe.is_probe() && !probe.is_local());
+    // Replica a dies with the probe out: nothing is ever reported.
+    std::mem::forget(probe);
+    drop((ra, a));
+    b.refresh();
+    assert!(rb.try_acquire().is_err(), "the probe slot is taken");
+    // Past the lease (and the cooldown after it), b's gate finds the lease run out in the
+    // shared word, re-opens it backdated to the lease's end, and takes the next probe.
+    std::thread::sleep(StdDuration::from_millis(150));
+    let next = rb.try_acquire().expect("not wedged");
+    assert!(next.is_probe() && !next.is_local());
+    assert_eq!(rb.counters().lease_expiries, 1);
+    next.success();
+    b.refresh();
+    assert_eq!(rb.phase(), Phase::Closed);
+}
