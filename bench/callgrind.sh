@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Instructions per call, counted by `valgrind --tool=callgrind`.
 #
-# Instruction counts are stable on noisy machines where nanoseconds are not. Each case of
-# the `peers`, `ladder` and `hal` benchmarks is run twice under callgrind, with N1 and N2 calls; the difference
-# of the two runs' total instruction counts (Ir), divided by N2 - N1, is the cost of one
-# call: process start-up, breaker construction and tripping are the same in both runs and
-# cancel out.
+# Instruction counts are stable on noisy machines where nanoseconds are not. Each case (of
+# the `peers`, `ladder`, `hal`, `compose`, `quota` and `replicas` benchmarks) is run twice
+# under callgrind, with N1 and N2 calls; the difference of the two runs' total instruction
+# counts (Ir), divided by N2 - N1, is the cost of one call: process start-up, breaker
+# construction and tripping are the same in both runs and cancel out.
 #
 #   bench/callgrind.sh                 # all cases, N1=100000, N2=200000 (the window's too)
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
@@ -72,13 +72,15 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ours-window-time
         recloser-rate
         failsafe-rate
+        replicas-local
+        replicas-redis
     )
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-BENCHES=(peers ladder hal compose quota)
+BENCHES=(peers ladder hal compose quota replicas)
 echo "building the ${BENCHES[*]} benchmarks (release, bench profile)..." >&2
 cargo bench -p bench $(printf -- '--bench %s ' "${BENCHES[@]}") --no-run --message-format=json >"$WORK/build.json"
 executable() { # the built benchmark named $1
@@ -92,6 +94,7 @@ for b in "${BENCHES[@]}"; do
         exit 1
     fi
     [[ $b == peers ]] && EXE=$exe
+    [[ $b == replicas ]] && REPLICAS_EXE=$exe
     while read -r c _; do EXE_OF[$c]=$exe; done < <("$exe" --list)
     if ((${#CASES[@]} == 0)) && [[ $b == "$BENCH" ]]; then
         mapfile -t CASES < <("$exe" --list | cut -f1)
@@ -105,7 +108,11 @@ fi
 # Total instructions of one run: the `summary:` line of the callgrind out file.
 instructions() {
     local case=$1 n=$2 out="$WORK/$1.$2.out"
-    if ! valgrind --tool=callgrind --callgrind-out-file="$out" "${EXE_OF[$case]:?unknown case $case}" --icount "$case" "$n" \
+    # The replicas cases run a link thread beside the loop, whose start-up varies from run to
+    # run: only their measured loop (`loop_*`, inclusive) is counted.
+    local only=()
+    if [[ ${EXE_OF[$case]:-} == "$REPLICAS_EXE" ]]; then only=(--toggle-collect='*loop_*'); fi
+    if ! valgrind --tool=callgrind "${only[@]}" --callgrind-out-file="$out" "${EXE_OF[$case]:?unknown case $case}" --icount "$case" "$n" \
         >"$WORK/$case.$n.log" 2>&1; then
         echo "callgrind.sh: case '$case' with $n calls failed under valgrind:" >&2
         tail -n 20 "$WORK/$case.$n.log" >&2
@@ -149,6 +156,7 @@ check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
 check "macro-wrapped vs SharedBreaker::call by hand" macro-closed ours-closed 2
 check "ladder, first-attempt success, vs SharedBreaker::call alone" ladder-first-ok ladder-breaker 3
+check "RedisBreaker::call closed vs SharedBreaker::call (the local figure)" replicas-redis replicas-local 0
 for c in backon-first-ok backon-breaker-first-ok ladder-first-ok-budget; do
     [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[ladder-first-ok]:-} ]] || continue
     awk -v c="$c" -v x="${PER_CALL[ladder-first-ok]}" -v y="${PER_CALL[$c]}" \

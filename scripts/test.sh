@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, docs, host tests (unit, integration,
-# property, trybuild, doctests), loom model checks, bounded coverage-guided fuzzing, the
-# no_std thumb builds and the firmware on QEMU. Installs what a fresh machine with only
-# Rust lacks.
+# property, trybuild, doctests, the Redis tests on a real server), loom model checks,
+# bounded coverage-guided fuzzing, the no_std thumb builds and the firmware on QEMU.
+# Installs what a fresh machine with only Rust lacks.
 #
 #   bash scripts/test.sh
 set -euo pipefail
@@ -27,6 +27,11 @@ if ! command -v qemu-system-arm >/dev/null; then
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-system-arm >/dev/null
 fi
+if ! command -v redis-server >/dev/null; then
+    step "installing redis-server (the Redis tests and the replicas demo)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+fi
 if ! command -v defmt-print >/dev/null; then
     step "installing defmt-print"
     cargo install --locked defmt-print
@@ -44,7 +49,40 @@ step "cargo doc -D warnings"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps
 
 # ---- host tests -------------------------------------------------------------------------
-step "cargo test --workspace (unit, integration, property, trybuild, doctests)"
+# The Redis tests need a real server: one of our own on a loopback port (never the default
+# 6379), in a temporary directory, with no persistence, stopped on exit whatever happens.
+# Tests that kill and restart a server start private ones from BREAKER_REDIS_SERVER.
+step "a private redis-server on loopback for the Redis tests"
+REDIS_DIR="$(mktemp -d)"
+REDIS_PID=""
+stop_redis() {
+    if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null || true; fi
+    rm -rf "$REDIS_DIR"
+}
+trap stop_redis EXIT
+for _ in 1 2 3 4 5; do
+    REDIS_PORT=$((20000 + RANDOM % 20000))
+    redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no --dir "$REDIS_DIR" \
+        --logfile "$REDIS_DIR/redis.log" </dev/null &
+    REDIS_PID=$!
+    # Ours only if our process is still alive (a port someone else holds makes it exit).
+    for _ in $(seq 50); do
+        kill -0 "$REDIS_PID" 2>/dev/null || break
+        redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG && break
+        sleep 0.1
+    done
+    if kill -0 "$REDIS_PID" 2>/dev/null && redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; then
+        break
+    fi
+    kill "$REDIS_PID" 2>/dev/null || true
+    REDIS_PID=""
+done
+[ -n "$REDIS_PID" ] || { echo "redis-server did not start" >&2; exit 1; }
+export BREAKER_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/"
+export BREAKER_REDIS_SERVER="$(command -v redis-server)"
+echo "redis-server on 127.0.0.1:$REDIS_PORT"
+
+step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server)"
 cargo test --workspace
 
 step "loom model checks of the shared breaker"

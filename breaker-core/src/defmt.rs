@@ -7,7 +7,7 @@ use crate::registry::{Duplicate, Entry};
 use crate::router::Row;
 use crate::{
     Backups, Breaker, ChainObserver, Clock, FallbackChain, GlobalClock, HealthRouter, Ladder, ManualClock, Observer,
-    OwnedPass, Pass, Permit, SharedBreaker, SharedPermit, Tool, Turn,
+    OwnedPass, Pass, Permit, SharedBreaker, SharedPermit, Tool, Turn, WordStep,
 };
 
 impl<O: Observer> Format for Breaker<O> {
@@ -23,6 +23,17 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<crate::Policy>> Format for Sh
             "SharedBreaker {{ policy: {}, counters: {} }}",
             self.policy(),
             self.counters()
+        )
+    }
+}
+
+impl Format for WordStep {
+    fn format(&self, f: Formatter<'_>) {
+        write!(
+            f,
+            "WordStep {{ word: {=u64:#x}, admitted: {} }}",
+            self.word(),
+            self.admitted()
         )
     }
 }

@@ -55,6 +55,7 @@ mod time;
 #[cfg(feature = "tower")]
 pub mod tower;
 pub mod window;
+pub mod word;
 
 pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use chain::{
@@ -92,6 +93,7 @@ pub use window::{
     Bucket, CallWindow, TimeWindow, Window, WindowSize, WindowSnapshot, WindowStats, WindowStore, Windowed,
     MAX_BUCKET_CALLS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME, WINDOW_BUCKETS,
 };
+pub use word::{WordOp, WordStep, WordTicket};
 
 // The attribute's documentation lives here, on the re-export, where its links resolve
 // (the macro crate cannot depend on this one); rustdoc shows it above the macro crate's

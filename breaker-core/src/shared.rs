@@ -300,7 +300,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     /// Runs [`Inner::update`] and tells the observer of each transition. A windowed
     /// breaker's step that enters the closed state clears the window for the new
     /// generation first, before the transition lands (see [`crate::window`]).
-    fn update(&self, f: &dyn Fn(&mut Builder)) {
+    pub(crate) fn update(&self, f: &dyn Fn(&mut Builder)) {
         let transitions = match window::of(&self.observer, self.inner.policy().rule()) {
             None => self.inner.update(f),
             Some(w) => self.inner.update(&|b: &mut Builder| {
@@ -680,6 +680,17 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
 
     pub(crate) fn load_core(&self) -> Core {
         self.inner.load_core()
+    }
+
+    /// The state word itself, for [`crate::word`]'s reads and compare-and-swaps.
+    #[inline(always)]
+    pub(crate) fn word_cell(&self) -> &AtomicU64 {
+        &self.inner.word
+    }
+
+    /// Counts a step's events, as the update loop does.
+    pub(crate) fn count_events(&self, events: &Events) {
+        self.inner.count(events)
     }
 
     pub(crate) fn store_core(&self, core: Core, counters: &Counters) {

@@ -1,0 +1,156 @@
+//! A private `redis-server` for the tests that need a real Redis: a loopback port of its
+//! own, a temporary directory, no persistence, stopped when dropped.
+//!
+//! Tests that need Redis run only when the test command says where things are:
+//! `BREAKER_REDIS_URL` (a server they share, each test on keys of its own) and
+//! `BREAKER_REDIS_SERVER` (the `redis-server` binary, for tests that stop and restart their
+//! own server). Without them they print why and pass, so `cargo test --workspace` passes on
+//! a host without Redis; `scripts/test.sh` installs Redis and sets both.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The shared server's URL, or `None` after printing why the calling test is skipped.
+pub fn shared_url(test: &str) -> Option<String> {
+    match std::env::var("BREAKER_REDIS_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            eprintln!(
+                "{test}: skipped: no Redis (set BREAKER_REDIS_URL=redis://127.0.0.1:PORT/, as scripts/test.sh does)"
+            );
+            None
+        }
+    }
+}
+
+/// The `redis-server` binary, or `None` after printing why the calling test is skipped.
+pub fn server_binary(test: &str) -> Option<PathBuf> {
+    match std::env::var_os("BREAKER_REDIS_SERVER") {
+        Some(path) if !path.is_empty() => Some(PathBuf::from(path)),
+        _ => {
+            eprintln!(
+                "{test}: skipped: no redis-server to start (set BREAKER_REDIS_SERVER=/path/to/redis-server, as scripts/test.sh does)"
+            );
+            None
+        }
+    }
+}
+
+/// A unique key prefix for one test run (tests share the server).
+pub fn unique_key(name: &str) -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!("breaker-test:{name}:{}:{nanos}", std::process::id())
+}
+
+/// One private server.
+#[derive(Debug)]
+pub struct RedisServer {
+    binary: PathBuf,
+    port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl RedisServer {
+    /// Starts `binary` on a free loopback port, in a fresh temporary directory, with no
+    /// persistence, and waits until it answers.
+    pub fn start(binary: PathBuf) -> RedisServer {
+        let port = free_port();
+        let dir = std::env::temp_dir().join(format!("breaker-redis-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temporary directory");
+        let mut server = RedisServer {
+            binary,
+            port,
+            dir,
+            child: None,
+        };
+        server.launch();
+        server
+    }
+
+    fn launch(&mut self) {
+        let child = Command::new(&self.binary)
+            .args(["--bind", "127.0.0.1", "--port", &self.port.to_string()])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .arg("--dir")
+            .arg(&self.dir)
+            .args(["--logfile", "redis.log"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot start {}: {e}", self.binary.display()));
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            // Ours only while our process lives (a port taken meanwhile makes it exit).
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().ok().flatten()) {
+                panic!(
+                    "redis-server on port {} exited: {status} (see {})",
+                    self.port,
+                    self.dir.display()
+                );
+            }
+            if ping(self.port) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "redis-server on port {} did not answer",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// `redis://127.0.0.1:PORT/`.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// The port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Kills the server (as a crash would: nothing saved).
+    pub fn stop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts it again on the same port, empty.
+    pub fn restart(&mut self) {
+        self.stop();
+        self.launch();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// Whether a server answers `PING` on `port`.
+pub fn ping(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    let mut buf = [0u8; 7];
+    s.write_all(b"PING\r\n").is_ok() && s.read_exact(&mut buf).is_ok() && &buf == b"+PONG\r\n"
+}

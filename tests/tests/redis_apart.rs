@@ -1,0 +1,331 @@
+//! A replica apart from Redis: unreachable, paused (slow), or holding a value it must not
+//! obey. Calls never wait on it past the timeout and never fail because of it; the local
+//! breaker carries on, each event is reported once, and the replica joins Redis again
+//! when it can, with no second probe from the meeting.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration as StdDuration, Instant as StdInstant};
+
+use breaker_core::{CallError, Classify, Duration, Phase, Policy, State};
+use breaker_redis::{value, Config, LinkEvent, RedisBreaker, RedisLink, Resync, ValueError};
+use redis::Commands;
+use tests::redis_server::{server_binary, shared_url, unique_key, RedisServer};
+
+#[derive(Debug)]
+struct Down;
+impl Classify for Down {}
+
+type Events = Arc<Mutex<Vec<LinkEvent>>>;
+
+/// A link whose reports are kept.
+fn link(url: &str, timeout_ms: u64) -> (RedisLink, Events) {
+    let events: Events = Arc::default();
+    let kept = events.clone();
+    let config = Config::new()
+        .timeout(StdDuration::from_millis(timeout_ms))
+        .refresh(StdDuration::from_millis(50))
+        .retry(StdDuration::from_millis(50))
+        .log(move |e| {
+            eprintln!("test link: {e}");
+            kept.lock().unwrap().push(e.clone());
+        });
+    (RedisLink::open(url, config).expect("a valid URL"), events)
+}
+
+fn fail(b: &RedisBreaker) -> Result<(), CallError<Down>> {
+    b.call(|| Err::<(), _>(Down))
+}
+
+fn ok(b: &RedisBreaker) -> Result<(), CallError<Down>> {
+    b.call(|| Ok::<(), Down>(()))
+}
+
+fn count(events: &Events, pred: impl Fn(&LinkEvent) -> bool) -> usize {
+    events.lock().unwrap().iter().filter(|e| pred(e)).count()
+}
+
+fn raw(url: &str) -> redis::Connection {
+    redis::Client::open(url).unwrap().get_connection().unwrap()
+}
+
+#[test]
+fn an_unreachable_redis_leaves_a_working_local_breaker_and_one_report() {
+    static POLICY: Policy = Policy::new(3, Duration::from_millis(100));
+    // A loopback port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (l, events) = link(&format!("redis://127.0.0.1:{port}/"), 200);
+    let b = l.breaker("breaker-test:unreachable", &POLICY);
+    assert!(!b.is_shared() && !l.is_connected());
+    let started = StdInstant::now();
+    for _ in 0..1_000 {
+        ok(&b).unwrap();
+    }
+    for _ in 0..3 {
+        assert!(matches!(fail(&b), Err(CallError::Inner(Down))));
+    }
+    assert!(
+        matches!(ok(&b), Err(CallError::Refused(_))),
+        "the local breaker tripped"
+    );
+    std::thread::sleep(StdDuration::from_millis(110));
+    let probe = b.try_acquire().expect("the local breaker grants the probe");
+    assert!(probe.is_probe() && probe.is_local());
+    probe.success();
+    assert_eq!(b.phase(), Phase::Closed);
+    assert!(
+        started.elapsed() < StdDuration::from_secs(2),
+        "calls waited on an unreachable Redis"
+    );
+    l.refresh();
+    l.refresh();
+    assert_eq!(
+        count(&events, |e| matches!(e, LinkEvent::Unreachable { .. })),
+        1,
+        "reported once"
+    );
+    assert_eq!(b.counters().trips, 1);
+}
+
+#[test]
+fn a_paused_redis_never_holds_a_call_past_the_timeout() {
+    let Some(binary) = server_binary("a_paused_redis_never_holds_a_call_past_the_timeout") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(1, Duration::from_millis(50)).with_probe_lease(Duration::from_secs(10));
+    let server = RedisServer::start(binary);
+    let (l, events) = link(&server.url(), 200);
+    let b = l.breaker("breaker-test:paused", &POLICY);
+    assert!(b.is_shared());
+    let _ = fail(&b);
+    l.refresh();
+    assert_eq!(b.phase(), Phase::Open);
+    std::thread::sleep(StdDuration::from_millis(60));
+
+    // Redis stops answering for 1.5 s; the cooldown is over, so the next call is a gate
+    // transition: it waits for Redis at most the timeout, then the local breaker decides.
+    let _: () = redis::cmd("CLIENT")
+        .arg(&["PAUSE", "1500", "ALL"])
+        .query(&mut raw(&server.url()))
+        .unwrap();
+    let asked = StdInstant::now();
+    let probe = b.try_acquire().expect("the local breaker grants the probe");
+    let waited = asked.elapsed();
+    assert!(probe.is_local(), "decided locally");
+    assert!(
+        waited < StdDuration::from_millis(200 + 150),
+        "the call waited {waited:?} for a paused Redis (timeout 200 ms)"
+    );
+    // Meanwhile the breaker goes on: refusals and, once the probe answers, closed calls,
+    // none of them waiting.
+    let busy = StdInstant::now();
+    assert!(matches!(ok(&b), Err(CallError::Refused(_))));
+    probe.success();
+    for _ in 0..1_000 {
+        ok(&b).unwrap();
+    }
+    assert!(busy.elapsed() < StdDuration::from_millis(100), "calls waited on Redis");
+    assert_eq!(count(&events, |e| matches!(e, LinkEvent::Slow { .. })), 1);
+
+    // Redis answers again: the replica joins it, with the local history it kept.
+    let back = StdInstant::now();
+    while !b.is_shared() {
+        assert!(back.elapsed() < StdDuration::from_secs(10), "never resynchronised");
+        std::thread::sleep(StdDuration::from_millis(10));
+    }
+    assert_eq!(b.phase(), Phase::Closed);
+    assert_eq!(
+        count(&events, |e| matches!(
+            e,
+            LinkEvent::Resynchronised {
+                how: Resync::Pushed,
+                ..
+            }
+        )),
+        1
+    );
+    l.refresh();
+    let stored: Vec<u8> = raw(&server.url()).get("breaker-test:paused").unwrap();
+    let word = value::decode(&stored, value::fingerprint(&POLICY)).unwrap();
+    assert_eq!(word, b.mirror().word(), "Redis took the local word");
+}
+
+#[test]
+fn a_foreign_value_is_reported_not_obeyed_and_not_overwritten() {
+    let Some(url) = shared_url("a_foreign_value_is_reported_not_obeyed_and_not_overwritten") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(1, Duration::from_secs(60));
+    let key = unique_key("foreign");
+    let mut con = raw(&url);
+    let _: () = con.set(&key, "somebody else's session").unwrap();
+    let (l, events) = link(&url, 500);
+    let b = l.breaker(&key, &POLICY);
+    assert!(!b.is_shared());
+    // The local breaker works: it trips, and the foreign value stays as it was.
+    let _ = fail(&b);
+    assert!(matches!(ok(&b), Err(CallError::Refused(_))));
+    for _ in 0..3 {
+        l.refresh();
+    }
+    let kept: String = con.get(&key).unwrap();
+    assert_eq!(kept, "somebody else's session");
+    assert_eq!(
+        count(&events, |e| matches!(
+            e,
+            LinkEvent::BadValue {
+                error: ValueError::Foreign,
+                ..
+            }
+        )),
+        1,
+        "reported once"
+    );
+    // Deleted: the replica writes its own state there and follows Redis again.
+    let _: () = con.del(&key).unwrap();
+    l.refresh();
+    assert!(b.is_shared());
+    assert_eq!(
+        count(&events, |e| matches!(
+            e,
+            LinkEvent::Resynchronised {
+                how: Resync::Created,
+                ..
+            }
+        )),
+        1
+    );
+    let stored: Vec<u8> = con.get(&key).unwrap();
+    assert_eq!(
+        value::decode(&stored, value::fingerprint(&POLICY)),
+        Ok(b.mirror().word())
+    );
+    assert_eq!(b.phase(), Phase::Open, "the local trip was kept");
+}
+
+#[test]
+fn a_corrupt_value_is_reported_not_obeyed() {
+    let Some(url) = shared_url("a_corrupt_value_is_reported_not_obeyed") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(2, Duration::from_secs(60));
+    let key = unique_key("corrupt");
+    let (l, events) = link(&url, 500);
+    let b = l.breaker(&key, &POLICY);
+    let _ = fail(&b);
+    l.refresh();
+    assert_eq!(b.state(), State::Closed { strikes: 1 });
+    // One character of the stored word changes (a bit flip, a bad write): the checksum says so.
+    let mut con = raw(&url);
+    let mut stored: Vec<u8> = con.get(&key).unwrap();
+    stored[19] = if stored[19] == b'0' { b'1' } else { b'0' };
+    let _: () = con.set(&key, &stored).unwrap();
+    l.refresh();
+    assert!(!b.is_shared());
+    assert_eq!(
+        b.state(),
+        State::Closed { strikes: 1 },
+        "the corrupt word was not obeyed"
+    );
+    assert_eq!(
+        count(&events, |e| matches!(
+            e,
+            LinkEvent::BadValue {
+                error: ValueError::Checksum,
+                ..
+            }
+        )),
+        1
+    );
+    let after: Vec<u8> = con.get(&key).unwrap();
+    assert_eq!(after, stored, "not overwritten");
+}
+
+#[test]
+fn a_replica_with_another_policy_is_reported_and_stays_local() {
+    let Some(url) = shared_url("a_replica_with_another_policy_is_reported_and_stays_local") else {
+        return;
+    };
+    static THREE: Policy = Policy::new(3, Duration::from_secs(60));
+    static FIVE: Policy = Policy::new(5, Duration::from_secs(60));
+    let key = unique_key("policy");
+    let (a, _) = link(&url, 500);
+    let (b, events) = link(&url, 500);
+    let ra = a.breaker(&key, &THREE);
+    let rb = b.breaker(&key, &FIVE);
+    assert!(ra.is_shared() && !rb.is_shared());
+    assert_eq!(
+        count(&events, |e| matches!(
+            e,
+            LinkEvent::BadValue {
+                error: ValueError::OtherPolicy { .. },
+                ..
+            }
+        )),
+        1
+    );
+}
+
+#[test]
+fn a_restart_without_persistence_keeps_the_one_probe() {
+    let Some(binary) = server_binary("a_restart_without_persistence_keeps_the_one_probe") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(1, Duration::from_millis(100)).with_probe_lease(Duration::from_secs(30));
+    let mut server = RedisServer::start(binary);
+    let (a, a_events) = link(&server.url(), 200);
+    let (b, _) = link(&server.url(), 200);
+    let (ra, rb) = (
+        a.breaker("breaker-test:restart", &POLICY),
+        b.breaker("breaker-test:restart", &POLICY),
+    );
+    let _ = fail(&ra);
+    a.refresh();
+    b.refresh();
+    assert_eq!(rb.phase(), Phase::Open);
+
+    // Redis dies; the cooldown runs out; replica a's local breaker grants a probe.
+    server.stop();
+    a.refresh();
+    b.refresh();
+    assert!(!ra.is_shared() && !rb.is_shared());
+    std::thread::sleep(StdDuration::from_millis(110));
+    let probe = ra.try_acquire().expect("a's local breaker grants the probe");
+    assert!(probe.is_probe() && probe.is_local());
+
+    // Redis comes back empty. a meets it first: Redis takes a's word, probe slot and all,
+    // so b (which meets it next) is refused: the meeting made no second probe.
+    server.restart();
+    a.refresh();
+    assert!(ra.is_shared());
+    assert_eq!(
+        count(&a_events, |e| matches!(
+            e,
+            LinkEvent::Resynchronised {
+                how: Resync::Created,
+                ..
+            }
+        )),
+        1
+    );
+    b.refresh();
+    assert!(rb.is_shared());
+    assert_eq!(
+        rb.state(),
+        State::HalfOpen {
+            probing: true,
+            streak: 0
+        }
+    );
+    let refused = rb.try_acquire();
+    assert!(refused.is_err(), "a second probe: {refused:?}");
+    // a's probe answers into Redis; both replicas see the breaker close.
+    probe.success();
+    a.refresh();
+    b.refresh();
+    assert_eq!((ra.phase(), rb.phase()), (Phase::Closed, Phase::Closed));
+    ok(&rb).unwrap();
+}

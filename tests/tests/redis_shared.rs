@@ -1,0 +1,271 @@
+//! Replicas sharing one breaker through a real Redis: a trip reaches the others within the
+//! stated bound, every replica's strikes count, exactly one of them gets the probe, and the
+//! closed-state path makes no round trip. Each replica is a `RedisLink` of its own (its own
+//! connection, thread and clock), as separate processes would have; `redis_processes.rs`
+//! runs them as processes.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration as StdDuration, Instant as StdInstant};
+
+use breaker_core::{CallError, Classify, Duration, Phase, Policy};
+use breaker_redis::{Config, RedisBreaker, RedisLink};
+use tests::redis_server::{shared_url, unique_key};
+
+#[derive(Debug)]
+struct Down;
+impl Classify for Down {}
+
+fn link(url: &str, config: Config) -> RedisLink {
+    RedisLink::open(url, config).expect("a valid URL")
+}
+
+/// Generous timeouts: the machine running the tests is shared and loaded.
+fn config() -> Config {
+    Config::new()
+        .timeout(StdDuration::from_millis(500))
+        .refresh(StdDuration::from_millis(50))
+        .log(|e| eprintln!("test link: {e}"))
+}
+
+/// Puts the replicas in step: every outcome handed to any link has landed in Redis, and
+/// every link has read Redis since.
+fn settle(links: &[&RedisLink]) {
+    for _ in 0..2 {
+        for l in links {
+            l.refresh();
+        }
+    }
+}
+
+fn fail(b: &RedisBreaker) -> Result<(), CallError<Down>> {
+    b.call(|| Err::<(), _>(Down))
+}
+
+fn ok(b: &RedisBreaker) -> Result<(), CallError<Down>> {
+    b.call(|| Ok::<(), Down>(()))
+}
+
+#[test]
+fn a_trip_by_one_replica_reaches_the_others_within_the_bound() {
+    let Some(url) = shared_url("a_trip_by_one_replica_reaches_the_others_within_the_bound") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(1, Duration::from_secs(60));
+    let key = unique_key("trip-bound");
+    let config = config();
+    let bound = config.trip_bound();
+    let (a, b) = (link(&url, config.clone()), link(&url, config));
+    let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
+    assert!(ra.is_shared() && rb.is_shared());
+    assert!(rb.would_allow());
+
+    assert!(matches!(fail(&ra), Err(CallError::Inner(Down))));
+    a.refresh(); // the strike has landed in Redis: the trip happened now
+    let tripped = StdInstant::now();
+    while rb.would_allow() {
+        assert!(
+            tripped.elapsed() <= bound,
+            "replica b still closed after {:?} (bound: Config::trip_bound = {bound:?})",
+            tripped.elapsed()
+        );
+        std::thread::sleep(StdDuration::from_millis(1));
+    }
+    let seen = tripped.elapsed();
+    eprintln!("the trip reached the other replica in {seen:?} (bound: Config::trip_bound = {bound:?})");
+    assert_eq!(rb.phase(), Phase::Open);
+    assert!(matches!(ok(&rb), Err(CallError::Refused(_))));
+    // Seen by polling, not by a call of b's: b's counters show its refusal only.
+    assert_eq!((rb.counters().trips, rb.counters().skips), (0, 1));
+    assert_eq!(ra.counters().trips, 1);
+}
+
+#[test]
+fn strikes_from_every_replica_count_toward_one_trip() {
+    let Some(url) = shared_url("strikes_from_every_replica_count_toward_one_trip") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(3, Duration::from_secs(60));
+    let key = unique_key("strikes");
+    let links: Vec<RedisLink> = (0..3).map(|_| link(&url, config())).collect();
+    let replicas: Vec<RedisBreaker> = links.iter().map(|l| l.breaker(&key, &POLICY)).collect();
+    // One strike each: no replica saw three, the shared breaker did.
+    let all: Vec<&RedisLink> = links.iter().collect();
+    for r in &replicas {
+        assert!(matches!(fail(r), Err(CallError::Inner(Down))));
+        settle(&all);
+    }
+    for r in &replicas {
+        assert_eq!(r.phase(), Phase::Open, "{r:?}");
+        assert_eq!(r.counters().failures, 1);
+    }
+    let trips: u32 = replicas.iter().map(|r| r.counters().trips).sum();
+    assert_eq!(trips, 1, "one trip, made by the replica whose strike was the third");
+}
+
+#[test]
+fn a_success_anywhere_clears_the_shared_strikes() {
+    let Some(url) = shared_url("a_success_anywhere_clears_the_shared_strikes") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(3, Duration::from_secs(60));
+    let key = unique_key("clear");
+    let (a, b) = (link(&url, config()), link(&url, config()));
+    let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
+    let _ = fail(&ra);
+    let _ = fail(&ra);
+    settle(&[&a, &b]); // b learns of the two strikes, so its next success is sent
+    ok(&rb).unwrap();
+    settle(&[&a, &b]);
+    let _ = fail(&ra);
+    settle(&[&a, &b]);
+    assert_eq!(ra.state(), breaker_core::State::Closed { strikes: 1 });
+}
+
+#[test]
+fn exactly_one_probe_across_replicas_racing_for_it() {
+    let Some(url) = shared_url("exactly_one_probe_across_replicas_racing_for_it") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(1, Duration::from_millis(30)).with_probe_lease(Duration::from_secs(30));
+    let key = unique_key("one-probe");
+    const REPLICAS: usize = 3;
+    const THREADS: usize = 3;
+    const WINDOWS: usize = 10;
+    let links: Vec<Arc<RedisLink>> = (0..REPLICAS).map(|_| Arc::new(link(&url, config()))).collect();
+    let replicas: Vec<RedisBreaker> = links.iter().map(|l| l.breaker(&key, &POLICY)).collect();
+    for window in 0..WINDOWS {
+        // Trip it, let every replica see it, then race 9 threads for the probe.
+        let _ = fail(&replicas[window % REPLICAS]);
+        settle(&links.iter().map(|l| &**l).collect::<Vec<_>>());
+        for r in &replicas {
+            assert_eq!(r.phase(), Phase::Open, "window {window}");
+        }
+        std::thread::sleep(StdDuration::from_millis(40)); // the cooldown is over everywhere
+        let probes = Arc::new(AtomicUsize::new(0));
+        let barrier = Arc::new(Barrier::new(REPLICAS * THREADS));
+        let handles: Vec<_> = (0..REPLICAS * THREADS)
+            .map(|i| {
+                let r = replicas[i % REPLICAS].clone();
+                let (probes, barrier) = (probes.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    if let Ok(p) = r.try_acquire() {
+                        assert!(p.is_probe(), "half-open admits only the probe");
+                        assert!(!p.is_local(), "Redis was up: the shared breaker decided");
+                        probes.fetch_add(1, Ordering::SeqCst);
+                        // Hold the probe while the others are refused, then report a
+                        // success: the breaker closes for the next window.
+                        std::thread::sleep(StdDuration::from_millis(20));
+                        p.success();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(
+            probes.load(Ordering::SeqCst),
+            1,
+            "window {window}: one probe across all replicas"
+        );
+        settle(&links.iter().map(|l| &**l).collect::<Vec<_>>());
+        for r in &replicas {
+            assert_eq!(r.phase(), Phase::Closed, "window {window}");
+        }
+    }
+    let granted: u32 = replicas.iter().map(|r| r.counters().probes).sum();
+    assert_eq!(granted as usize, WINDOWS);
+}
+
+#[test]
+fn the_closed_path_makes_no_round_trip() {
+    let Some(url) = shared_url("the_closed_path_makes_no_round_trip") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(3, Duration::from_secs(60));
+    let key = unique_key("closed-path");
+    // No polling during the test: only calls could make round trips.
+    let l = link(&url, config().refresh(StdDuration::from_secs(3600)));
+    let r = l.breaker(&key, &POLICY);
+    l.refresh();
+    let before = l.round_trips();
+    for _ in 0..100_000 {
+        ok(&r).unwrap();
+    }
+    assert_eq!(l.round_trips(), before, "closed-state calls made round trips");
+    // A strike changes the word: one compare-and-swap.
+    let _ = fail(&r);
+    l.refresh();
+    assert_eq!(
+        l.round_trips(),
+        before + 2,
+        "one swap for the strike, one read for the refresh"
+    );
+}
+
+#[test]
+fn async_calls_share_the_breaker() {
+    let Some(url) = shared_url("async_calls_share_the_breaker") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(2, Duration::from_millis(50));
+    let key = unique_key("async");
+    let (a, b) = (link(&url, config()), link(&url, config()));
+    let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let _ = ra.call_async(async { Err::<(), _>(Down) }).await;
+        let _ = rb.call_async(async { Err::<(), _>(Down) }).await;
+        settle(&[&a, &b]);
+        assert!(matches!(
+            ra.call_async(async { Ok::<_, Down>(()) }).await,
+            Err(CallError::Refused(_))
+        ));
+        tokio::time::sleep(StdDuration::from_millis(60)).await;
+        // The cooldown is over: the async gate awaits Redis for the probe.
+        let p = rb.acquire_async().await.unwrap();
+        assert!(p.is_probe() && !p.is_local());
+        assert!(
+            ra.acquire_async().await.is_err(),
+            "the other replica is refused while the probe is out"
+        );
+        p.success();
+        settle(&[&a, &b]);
+        assert_eq!(ra.phase(), Phase::Closed);
+    });
+}
+
+#[test]
+fn a_replica_that_dies_holding_the_probe_does_not_wedge_the_others() {
+    let Some(url) = shared_url("a_replica_that_dies_holding_the_probe_does_not_wedge_the_others") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(1, Duration::from_millis(30)).with_probe_lease(Duration::from_millis(100));
+    let key = unique_key("dead-probe");
+    let (a, b) = (link(&url, config()), link(&url, config()));
+    let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
+    let _ = fail(&ra);
+    settle(&[&a, &b]);
+    std::thread::sleep(StdDuration::from_millis(40));
+    let probe = ra.try_acquire().expect("a takes the probe");
+    assert!(probe.is_probe() && !probe.is_local());
+    // Replica a dies with the probe out: nothing is ever reported.
+    std::mem::forget(probe);
+    drop((ra, a));
+    b.refresh();
+    assert!(rb.try_acquire().is_err(), "the probe slot is taken");
+    // Past the lease (and the cooldown after it), b's gate finds the lease run out in the
+    // shared word, re-opens it backdated to the lease's end, and takes the next probe.
+    std::thread::sleep(StdDuration::from_millis(150));
+    let next = rb.try_acquire().expect("not wedged");
+    assert!(next.is_probe() && !next.is_local());
+    assert_eq!(rb.counters().lease_expiries, 1);
+    next.success();
+    b.refresh();
+    assert_eq!(rb.phase(), Phase::Closed);
+}
