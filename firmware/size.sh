@@ -172,7 +172,7 @@ adapter_cost() {
     echo "-- where guarded minus unguarded goes (symbol sizes; inlining moves code between them)"
     awk -v base="$out/hal-unguarded.nm" '
         function bucket(name) {
-            if (name ~ /breaker_core::hal/) return "adapter: Guarded, DeviceBreakers (out of line)"
+            if (name ~ /breaker_core::(integrations::)?hal::/) return "adapter: Guarded, DeviceBreakers (out of line)"
             if (name ~ /registry|linkme|BREAKERS|__BREAKER_CORE_/) return "registry: entries, lookups, linkme"
             if (name ~ /breaker_embedded/ || name ~ /defmt/) return "logs: DefmtLog, registry dump, defmt glue"
             if (name ~ /breaker_core|portable_atomic/) return "breaker core: state machine, SharedBreaker, permit"
@@ -214,8 +214,8 @@ quota_report() {
     fi
     "$NM" -C -S --size-sort --radix=d "$exe" | awk '
         $3 !~ /^[tTrR]$/ { next }
-        /breaker_core(::|\.\.)quota(::|\.\.)|heapless(::|\.\.)history_buf/ { gauge += $2; next }
-        /breaker_core(::|\.\.)quota_guard/ { guard += $2; next }
+        /breaker_core(::|\.\.)(compose(::|\.\.))?quota(::|\.\.)|heapless(::|\.\.)history_buf/ { gauge += $2; next }
+        /breaker_core(::|\.\.)(compose(::|\.\.))?quota_guard/ { guard += $2; next }
         /breaker_embedded(::|\.\.)quota_log/ { lines += $2; next }
         END {
             printf "   %6d B  gauge: observe, reading, light, the ring (heapless)\n", gauge

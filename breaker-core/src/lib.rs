@@ -14,50 +14,30 @@ extern crate self as breaker_core;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-#[cfg(feature = "anyhow")]
-mod anyhow_error;
-mod atomic;
+// Grouped by layer (the folders say the architecture); the paths the crate's own code
+// uses, `crate::machine` and the like, stay flat through the imports below.
 mod breaker;
-mod call_async;
-pub mod chain;
-mod convert;
-#[cfg(feature = "defmt")]
-mod defmt;
-mod display;
-mod global_clock;
-#[cfg(feature = "embedded-hal")]
-pub mod hal;
-#[cfg(feature = "std")]
-mod io_error;
-mod ladder;
-mod linker;
-mod machine;
-mod outcome;
-mod policy;
-mod quota;
-mod quota_guard;
-#[cfg(feature = "std")]
-mod quota_log;
-pub mod registry;
-mod retry;
-mod rng;
-pub mod router;
-#[cfg(feature = "serde")]
-mod serde;
-mod shared;
-mod snapshot;
-#[cfg(feature = "state-file")]
-mod state_file;
-#[cfg(feature = "std")]
-mod stderr_log;
-mod table;
-mod time;
-#[cfg(feature = "tower")]
-pub mod tower;
-pub mod window;
-pub mod word;
+mod compose;
+mod integrations;
 
-pub use breaker::{Breaker, CallError, Counters, Observer, Permit, Refused};
+pub use breaker::word;
+pub use compose::{chain, router, window};
+#[cfg(feature = "embedded-hal")]
+pub use integrations::hal;
+pub use integrations::registry;
+#[cfg(feature = "tower")]
+pub use integrations::tower;
+
+use breaker::{atomic, layout, machine, outcome, policy, shared, single, snapshot, time};
+use compose::{ladder, quota, quota_guard, retry, rng};
+#[cfg(feature = "std")]
+use integrations::quota_log;
+#[cfg(feature = "state-file")]
+use integrations::state_file;
+#[cfg(feature = "std")]
+use integrations::stderr_log;
+use integrations::{convert, display, global_clock, linker, table};
+
 pub use chain::{
     Backup, BackupReport, BackupSpent, Backups, ChainError, ChainObserver, ChainPhase, ChainReport, FallbackChain,
     FallbackEvent, Route, Turn, DEFAULT_CHAIN_POLICY,
@@ -81,6 +61,7 @@ pub use quota_log::{Console, QuotaLog, StdoutConsole};
 pub use retry::{Delays, Jitter, RetryPolicy, RetryPolicyError, MAX_RETRIES};
 pub use router::{Choice, HealthRouter, RouterError, Row, Tool};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
+pub use single::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use snapshot::{DecodeError, Snapshot};
 #[cfg(feature = "state-file")]
 pub use state_file::{SavedState, SavedStatus, StateFile, StateFileError, StateFileProblem};

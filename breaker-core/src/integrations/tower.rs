@@ -63,7 +63,7 @@ use std::boxed::Box;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::machine::Ticket;
+use crate::layout::Ticket;
 use crate::{Classify, Clock, Observer, Outcome, Policy, Refused, SharedBreaker};
 
 /// The error type of a [`CircuitBreakerService`]: the inner service's error, boxed, or a

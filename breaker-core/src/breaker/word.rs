@@ -40,7 +40,8 @@
 use core::cell::Cell;
 
 use crate::atomic::Ordering;
-use crate::machine::{Builder, Core, Events, Ticket, Transitions};
+use crate::layout::{Core, Ticket};
+use crate::machine::{Builder, Events, Transitions};
 use crate::policy::MAX_BACKOFF_STEP;
 use crate::{Instant, Observer, Outcome, Phase, Policy, Reason, Refused, SharedBreaker, Transition};
 

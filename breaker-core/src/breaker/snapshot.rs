@@ -56,7 +56,7 @@
 
 use core::fmt;
 
-use crate::machine::Core;
+use crate::layout::Core;
 use crate::policy::{MAX_BACKOFF_STEP, MAX_PROBES};
 use crate::window::{self, Bucket, WindowSnapshot, MAX_BUCKET_CALLS, MAX_WINDOW_CALLS, WINDOW_BUCKETS};
 use crate::{Breaker, Counters, Duration, Instant, Observer, Phase, Policy, SharedBreaker};

@@ -5,7 +5,8 @@ use core::cell::Cell;
 use core::fmt;
 
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
-use crate::machine::{Builder, Core, Events, Ticket, Transitions};
+use crate::layout::{Core, Ticket};
+use crate::machine::{Builder, Events, Transitions};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{
     CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, Reason, RefusalReason,

@@ -183,7 +183,8 @@ pub use rule::{Window, WindowSize, MAX_BUCKET_CALLS, MAX_WINDOW_CALLS, MIN_WINDO
 pub(crate) use sealed::{Pushed, Sample, Tally};
 pub use time::TimeWindow;
 
-use crate::machine::{Core, Transition};
+use crate::layout::Core;
+use crate::machine::Transition;
 #[cfg(doc)]
 use crate::{Breaker, Reason};
 use crate::{Duration, Instant, Observer, Outcome, Phase, Policy, Verdict};

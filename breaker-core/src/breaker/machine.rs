@@ -4,8 +4,7 @@
 //! [`SharedBreaker`](crate::SharedBreaker) apply exactly these functions; they differ only in
 //! how they store the state (a plain field, or one atomic word updated by compare-and-swap).
 
-use core::fmt;
-
+use crate::layout::{Core, Ticket};
 use crate::policy::MAX_BACKOFF_STEP;
 use crate::window::{Tally, Window};
 use crate::{Duration, Instant, Outcome, Policy, Refused, Verdict};
@@ -147,54 +146,6 @@ pub enum RefusalReason {
     /// (refused by [`QuotaGauge::admit`](crate::QuotaGauge::admit), never by the breaker's
     /// own gate).
     QuotaLow,
-}
-
-/// Generation numbers are this many bits wide (they wrap; see [`Core::gen`]).
-const GEN_BITS: u32 = 12;
-const GEN_MASK: u16 = (1 << GEN_BITS) - 1;
-
-/// The whole state of one breaker, in the layout of the 64-bit word a
-/// [`SharedBreaker`](crate::SharedBreaker) stores: the flags in one half, the anchor in the
-/// other, so packing and unpacking cost nothing and a transition is a few bit operations.
-///
-/// ```text
-/// flags: bits 0..2 phase   2 probe out   3 forced   4..12 strikes
-///             12..16 streak   16..20 backoff step   20..32 generation
-/// ```
-///
-/// Closed with no strikes has bits 0..12 all zero: the shared breaker's hot path tests
-/// only that.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Core {
-    flags: u32,
-    /// Open: the instant the cooldown counts from (later than the real opening when a trip
-    /// verdict asked for a longer hold). Half-open with a probe out: when the probe started.
-    pub anchor: Instant,
-}
-
-const PHASE_BITS: u32 = 0b11;
-const PROBE_OUT: u32 = 1 << 2;
-const FORCED: u32 = 1 << 3;
-const STRIKES_AT: u32 = 4;
-const STREAK_AT: u32 = 12;
-const STEP_AT: u32 = 16;
-const GEN_AT: u32 = 20;
-const NIBBLE: u32 = 0xF;
-
-/// The flags' phase bits for `phase`.
-const fn phase_bits(phase: Phase) -> u32 {
-    match phase {
-        Phase::Closed => 0,
-        Phase::Open => 1,
-        Phase::HalfOpen => 2,
-    }
-}
-
-/// The permit data a gate decision hands out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct Ticket {
-    pub gen: u16,
-    pub probe: bool,
 }
 
 /// Things that happened during one step, for counters: one bit each (one byte to write
@@ -471,7 +422,7 @@ impl Builder {
     /// Opens until [`Builder::reset`].
     pub fn force_open(&mut self, now: Instant) {
         self.go(Phase::Open, Reason::ForcedOpen, now, Duration::ZERO);
-        self.core.flags |= FORCED;
+        self.core.set_forced();
         self.core.anchor = now;
     }
 
@@ -510,105 +461,6 @@ fn hold_of(verdict: Verdict) -> Duration {
 }
 
 impl Core {
-    pub const INITIAL: Core = Core {
-        flags: 0,
-        anchor: Instant::ZERO,
-    };
-
-    /// A state from its fields (values wider than their bits are cut to them).
-    #[allow(clippy::too_many_arguments)]
-    pub const fn from_fields(
-        phase: Phase,
-        probe_out: bool,
-        forced: bool,
-        strikes: u8,
-        streak: u8,
-        step: u8,
-        gen: u16,
-        anchor: Instant,
-    ) -> Core {
-        Core {
-            flags: phase_bits(phase)
-                | if probe_out { PROBE_OUT } else { 0 }
-                | if forced { FORCED } else { 0 }
-                | (strikes as u32) << STRIKES_AT
-                | (streak as u32 & NIBBLE) << STREAK_AT
-                | (step as u32 & NIBBLE) << STEP_AT
-                | ((gen & GEN_MASK) as u32) << GEN_AT,
-            anchor,
-        }
-    }
-
-    /// Where the breaker is.
-    pub const fn phase(self) -> Phase {
-        match self.flags & PHASE_BITS {
-            0 => Phase::Closed,
-            1 => Phase::Open,
-            _ => Phase::HalfOpen,
-        }
-    }
-
-    /// Whether the breaker is in `phase` (one comparison of the phase bits, where a
-    /// `match` on [`Core::phase`] would decode them first).
-    pub const fn is(self, phase: Phase) -> bool {
-        self.flags & PHASE_BITS == phase_bits(phase)
-    }
-
-    /// Half-open only: the probe slot is taken.
-    pub const fn probe_out(self) -> bool {
-        self.flags & PROBE_OUT != 0
-    }
-
-    /// Open only: forced open until reset.
-    pub const fn forced(self) -> bool {
-        self.flags & FORCED != 0
-    }
-
-    /// Closed only: consecutive strikes.
-    pub const fn strikes(self) -> u8 {
-        (self.flags >> STRIKES_AT) as u8
-    }
-
-    /// Half-open only: consecutive probe successes.
-    pub const fn streak(self) -> u8 {
-        (self.flags >> STREAK_AT & NIBBLE) as u8
-    }
-
-    /// Re-opens since the last close (the backoff step), at most `MAX_BACKOFF_STEP`.
-    pub const fn step(self) -> u8 {
-        (self.flags >> STEP_AT & NIBBLE) as u8
-    }
-
-    /// Bumped on every phase change; a permit from an older generation is stale. It wraps
-    /// after 4096 transitions, so a permit held across exactly a multiple of that many
-    /// transitions would pass for fresh.
-    pub const fn gen(self) -> u16 {
-        (self.flags >> GEN_AT) as u16
-    }
-
-    fn set_probe_out(&mut self, out: bool) {
-        self.flags = self.flags & !PROBE_OUT | if out { PROBE_OUT } else { 0 };
-    }
-
-    fn set_strikes(&mut self, strikes: u8) {
-        self.flags = self.flags & !(0xFF << STRIKES_AT) | u32::from(strikes) << STRIKES_AT;
-    }
-
-    fn set_streak(&mut self, streak: u8) {
-        self.flags = self.flags & !(NIBBLE << STREAK_AT) | (u32::from(streak) & NIBBLE) << STREAK_AT;
-    }
-
-    fn set_step(&mut self, step: u8) {
-        self.flags = self.flags & !(NIBBLE << STEP_AT) | (u32::from(step) & NIBBLE) << STEP_AT;
-    }
-
-    /// Enters phase `to` in the next generation, with the probe slot free, not forced, and
-    /// no strikes or streak; the backoff step is kept.
-    fn enter(&mut self, to: Phase) {
-        let gen = (self.gen().wrapping_add(1) & GEN_MASK) as u32;
-        self.flags = self.flags & (NIBBLE << STEP_AT) | phase_bits(to) | gen << GEN_AT;
-    }
-
     /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.
     pub fn acquire(self, policy: &Policy, now: Instant) -> Step<Result<Ticket, Refused>> {
         let mut b = Builder::new(self);
@@ -716,35 +568,6 @@ impl Core {
         Duration::from_millis(cooldown.as_millis().wrapping_sub(offset))
     }
 
-    // ---- the packed word -------------------------------------------------------------
-    //
-    // The flags in the low half, so that the hot path's tests take 32-bit immediates; the
-    // anchor in the high half.
-
-    /// Bits that are all zero exactly when the breaker is Closed with no strikes pending.
-    pub const HOT_MASK: u64 = 0xFFF;
-
-    /// The ticket of a call admitted on the hot path, if the packed word `w` is Closed with
-    /// no strikes pending: there the gate admits without changing anything or reading the
-    /// clock, exactly as [`Core::acquire`] would.
-    #[inline(always)]
-    pub const fn hot_ticket(w: u64) -> Option<Ticket> {
-        if w & Self::HOT_MASK == 0 {
-            Some(Ticket {
-                gen: Core::unpack(w).gen(),
-                probe: false,
-            })
-        } else {
-            None
-        }
-    }
-
-    /// Bits of a packed word that say "open, not forced, backoff step 0" when they equal
-    /// [`Core::COOLING_BITS`]: phase, probe slot, forced, and the backoff step.
-    pub const COOLING_MASK: u64 = (PHASE_BITS | PROBE_OUT | FORCED | NIBBLE << STEP_AT) as u64;
-    /// [`Core::COOLING_MASK`]'s bits when open, not forced, at backoff step 0.
-    pub const COOLING_BITS: u64 = 1;
-
     /// The gate for a packed word that is open, not forced, at backoff step 0, and still
     /// cooling down at `now`: the refusal [`Core::acquire`] gives there (which changes
     /// nothing but the skip count). `None` for any other word, or once the cooldown is
@@ -772,99 +595,11 @@ impl Core {
             retry_in: Some(retry_in),
         })
     }
-
-    /// The 64-bit word: the flags in the low half, the anchor in the high half.
-    #[inline(always)]
-    pub const fn pack(self) -> u64 {
-        self.flags as u64 | (self.anchor.as_millis() as u64) << 32
-    }
-
-    /// The state a packed word holds.
-    #[inline(always)]
-    pub const fn unpack(w: u64) -> Core {
-        Core {
-            flags: w as u32,
-            anchor: Instant::from_millis((w >> 32) as u32),
-        }
-    }
-}
-
-impl fmt::Debug for Core {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Core")
-            .field("phase", &self.phase())
-            .field("probe_out", &self.probe_out())
-            .field("forced", &self.forced())
-            .field("strikes", &self.strikes())
-            .field("streak", &self.streak())
-            .field("step", &self.step())
-            .field("gen", &self.gen())
-            .field("anchor", &self.anchor)
-            .finish()
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn fields_round_trip_through_the_word() {
-        let c = Core::from_fields(
-            Phase::HalfOpen,
-            true,
-            false,
-            255,
-            15,
-            15,
-            GEN_MASK,
-            Instant::from_millis(u32::MAX),
-        );
-        assert_eq!(
-            (
-                c.phase(),
-                c.probe_out(),
-                c.forced(),
-                c.strikes(),
-                c.streak(),
-                c.step(),
-                c.gen()
-            ),
-            (Phase::HalfOpen, true, false, 255, 15, 15, GEN_MASK)
-        );
-        assert_eq!(c.anchor, Instant::from_millis(u32::MAX));
-        assert_eq!(Core::unpack(c.pack()), c);
-        assert_eq!(Core::unpack(Core::INITIAL.pack()), Core::INITIAL);
-        assert_eq!(Core::INITIAL.pack() & Core::HOT_MASK, 0);
-        for phase in [Phase::Closed, Phase::Open, Phase::HalfOpen] {
-            let c = Core::from_fields(phase, false, true, 3, 2, 1, 9, Instant::from_millis(5));
-            assert_eq!(
-                (c.phase(), c.forced(), c.strikes(), c.streak(), c.step(), c.gen()),
-                (phase, true, 3, 2, 1, 9)
-            );
-        }
-    }
-
-    #[test]
-    fn setters_touch_only_their_field() {
-        let mut c = Core::from_fields(Phase::Open, true, true, 7, 3, 5, 100, Instant::from_millis(9));
-        c.set_strikes(200);
-        c.set_streak(14);
-        c.set_step(2);
-        c.set_probe_out(false);
-        assert_eq!(
-            c,
-            Core::from_fields(Phase::Open, false, true, 200, 14, 2, 100, Instant::from_millis(9))
-        );
-        c.enter(Phase::HalfOpen);
-        assert_eq!(
-            c,
-            Core::from_fields(Phase::HalfOpen, false, false, 0, 0, 2, 101, Instant::from_millis(9))
-        );
-        let mut wraps = Core::from_fields(Phase::Closed, false, false, 0, 0, 0, GEN_MASK, Instant::ZERO);
-        wraps.enter(Phase::Open);
-        assert_eq!((wraps.phase(), wraps.gen()), (Phase::Open, 0));
-    }
 
     #[test]
     fn a_window_judged_for_an_ended_generation_never_trips() {
@@ -901,16 +636,5 @@ mod tests {
             slow: 0,
         };
         assert_eq!(closed.judge(&policy, 5, &low, Instant::ZERO).next, closed);
-    }
-
-    #[test]
-    fn only_closed_without_strikes_is_hot() {
-        let quiet = Core::from_fields(Phase::Closed, false, false, 0, 0, 3, 7, Instant::from_millis(12345));
-        assert_eq!(quiet.pack() & Core::HOT_MASK, 0);
-        let struck = Core::from_fields(Phase::Closed, false, false, 1, 0, 0, 7, Instant::ZERO);
-        assert_ne!(struck.pack() & Core::HOT_MASK, 0);
-        let open = Core::from_fields(Phase::Open, false, false, 0, 0, 0, 0, Instant::ZERO);
-        assert_ne!(open.pack() & Core::HOT_MASK, 0);
-        assert_eq!(open.pack() & Core::COOLING_MASK, Core::COOLING_BITS);
     }
 }

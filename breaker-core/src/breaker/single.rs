@@ -1,0 +1,401 @@
+//! The single-owner breaker: `&mut self`, no atomics, the reference semantics.
+
+use core::fmt;
+
+use crate::layout::{Core, Ticket};
+use crate::machine::{Events, Step};
+use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
+use crate::{Classify, Clock, Instant, Outcome, Phase, Policy, Reason, RefusalReason, State, Transition};
+
+/// Saturating event counters. None of them ever wraps: each stops at `u32::MAX`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Counters {
+    /// Calls let through (admitted), probes included.
+    pub calls: u32,
+    /// Outcomes reported as success.
+    pub successes: u32,
+    /// Outcomes reported as a strike or a trip verdict.
+    pub failures: u32,
+    /// Outcomes reported as neutral.
+    pub neutrals: u32,
+    /// Calls refused.
+    pub skips: u32,
+    /// Times the breaker opened (by strikes, a trip verdict, a failed or lapsed probe; not
+    /// `force_open`).
+    pub trips: u32,
+    /// Probe slots granted.
+    pub probes: u32,
+    /// Probes whose lease expired unanswered.
+    pub lease_expiries: u32,
+}
+
+impl Counters {
+    /// All zero.
+    pub const ZERO: Counters = Counters {
+        calls: 0,
+        successes: 0,
+        failures: 0,
+        neutrals: 0,
+        skips: 0,
+        trips: 0,
+        probes: 0,
+        lease_expiries: 0,
+    };
+
+    pub(crate) fn apply(&mut self, e: &Events) {
+        for (counter, event) in [
+            (&mut self.calls, Events::ADMITTED),
+            (&mut self.successes, Events::SUCCESS),
+            (&mut self.failures, Events::FAILURE),
+            (&mut self.neutrals, Events::NEUTRAL),
+            (&mut self.skips, Events::SKIPPED),
+            (&mut self.trips, Events::TRIP),
+            (&mut self.probes, Events::PROBE_GRANTED),
+            (&mut self.lease_expiries, Events::LEASE_EXPIRED),
+        ] {
+            *counter = counter.saturating_add(u32::from(e.has(event)));
+        }
+    }
+}
+
+/// Told of every phase change. `()` is the observer that does nothing and costs nothing.
+///
+/// ```
+/// use breaker_core::{Breaker, Duration, Instant, Observer, Outcome, Policy, Transition};
+/// use std::cell::RefCell;
+///
+/// struct Log(RefCell<Vec<Transition>>);
+/// impl Observer for Log {
+///     fn on_transition(&self, t: &Transition) {
+///         self.0.borrow_mut().push(*t);
+///     }
+/// }
+///
+/// let mut b = Breaker::with_observer(Policy::new(1, Duration::from_secs(1)), Log(RefCell::new(vec![])));
+/// let p = b.try_acquire(Instant::ZERO).unwrap();
+/// b.record(p, Outcome::STRIKE, Instant::ZERO);
+/// assert_eq!(b.observer().0.borrow().len(), 1);
+/// ```
+pub trait Observer {
+    /// Called after the transition took effect.
+    fn on_transition(&self, transition: &Transition);
+
+    /// The window of samples a breaker with a windowed policy trips on: `None` (the
+    /// default) for every observer but [`Windowed`], which pairs a window with an
+    /// observer (see [`crate::window`]). A breaker asks for it at compile time, in effect:
+    /// with the default, its windowed code paths are not even compiled in.
+    #[inline(always)]
+    fn window(&self) -> Option<&dyn WindowStore> {
+        None
+    }
+}
+
+impl Observer for () {
+    #[inline(always)]
+    fn on_transition(&self, _: &Transition) {}
+}
+
+impl Observer for fn(&Transition) {
+    fn on_transition(&self, transition: &Transition) {
+        self(transition)
+    }
+}
+
+/// A call the breaker refused: nothing was sent, nothing billed, no timeout waited out.
+///
+/// It prints as `circuit breaker open: call refused` (with `{:#}`, why and how long is
+/// left: `circuit breaker open: call refused (cooling down, retry in 12s)`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct Refused {
+    /// Why.
+    pub reason: RefusalReason,
+    /// When open and cooling down: the wait left before a call may become the probe.
+    pub retry_in: Option<crate::Duration>,
+}
+
+impl core::error::Error for Refused {}
+
+/// The result of a guarded call: refused, or the call's own error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub enum CallError<E> {
+    /// The breaker refused; the call was not made.
+    Refused(Refused),
+    /// The call was made and failed.
+    Inner(E),
+}
+
+impl<E> CallError<E> {
+    /// The call's own error, if it was made.
+    pub fn into_inner(self) -> Option<E> {
+        match self {
+            CallError::Inner(e) => Some(e),
+            CallError::Refused(_) => None,
+        }
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for CallError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Refused(r) => r.fmt(f),
+            CallError::Inner(e) => e.fmt(f),
+        }
+    }
+}
+
+impl<E: core::error::Error + 'static> core::error::Error for CallError<E> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            CallError::Refused(r) => Some(r),
+            CallError::Inner(e) => Some(e),
+        }
+    }
+}
+
+/// Leave to make one call, handed out by [`Breaker::try_acquire`]. Report the call's
+/// outcome with [`Breaker::record`]; a permit never reported is covered by the probe lease.
+#[derive(Debug, PartialEq, Eq, Hash)]
+#[must_use = "report the call's outcome with `record`"]
+pub struct Permit {
+    ticket: Ticket,
+}
+
+impl Permit {
+    /// Whether this call is the half-open probe.
+    pub fn is_probe(&self) -> bool {
+        self.ticket.probe
+    }
+}
+
+/// A circuit breaker owned by one caller (`&mut self`): the reference state machine.
+///
+/// For a breaker shared between threads, interrupts or tasks, and kept in a `static`, use
+/// [`SharedBreaker`](crate::SharedBreaker): it behaves identically.
+///
+/// ```
+/// use breaker_core::{Breaker, Duration, Instant, Outcome, Phase, Policy};
+///
+/// let mut b = Breaker::new(Policy::new(2, Duration::from_secs(30)));
+/// let t0 = Instant::ZERO;
+/// for _ in 0..2 {
+///     let permit = b.try_acquire(t0).unwrap();
+///     b.record(permit, Outcome::STRIKE, t0);
+/// }
+/// assert_eq!(b.phase(t0), Phase::Open);
+/// assert!(b.try_acquire(t0).is_err());
+/// let later = t0.wrapping_add(Duration::from_secs(30));
+/// assert!(b.would_allow(later)); // the oracle does not consume the probe...
+/// let probe = b.try_acquire(later).unwrap(); // ...the gate does
+/// assert!(probe.is_probe());
+/// b.record(probe, Outcome::Success, later);
+/// assert_eq!(b.phase(later), Phase::Closed);
+/// ```
+#[derive(Debug)]
+pub struct Breaker<O: Observer = ()> {
+    pub(crate) policy: Policy,
+    pub(crate) core: Core,
+    pub(crate) counters: Counters,
+    observer: O,
+}
+
+impl Breaker<()> {
+    /// A closed breaker with no observer.
+    ///
+    /// # Panics
+    /// If `policy` is windowed (use [`Breaker::windowed`]); a compile error in a `const`.
+    pub const fn new(policy: Policy) -> Breaker<()> {
+        Breaker::with_observer(policy, ())
+    }
+}
+
+impl<W: WindowStore + window::sealed::Kind, O: Observer> Breaker<Windowed<W, O>> {
+    /// A closed breaker with a windowed policy ([`Policy::failure_rate`]): `windowed` holds
+    /// the window (`Windowed::calls(observer)` for a count window, `Windowed::time(observer)`
+    /// for a time window) and the observer told of every transition.
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Policy, WindowSize, Windowed};
+    ///
+    /// let policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(30));
+    /// let b = Breaker::windowed(policy, Windowed::calls(()));
+    /// # let _ = b;
+    /// ```
+    ///
+    /// # Panics
+    /// If `policy` is not windowed, or its window is of the other kind (a compile error in
+    /// a `const`).
+    pub const fn windowed(policy: Policy, windowed: Windowed<W, O>) -> Breaker<Windowed<W, O>> {
+        window::check_kind::<W>(policy.rule());
+        Breaker::build(policy, windowed)
+    }
+}
+
+impl<O: Observer> Breaker<O> {
+    /// A closed breaker that tells `observer` of every transition.
+    ///
+    /// # Panics
+    /// If `policy` is windowed (use [`Breaker::windowed`]); a compile error in a `const`.
+    pub const fn with_observer(policy: Policy, observer: O) -> Breaker<O> {
+        window::check_no_window(policy.rule());
+        Breaker::build(policy, observer)
+    }
+
+    const fn build(policy: Policy, observer: O) -> Breaker<O> {
+        Breaker {
+            policy,
+            core: Core::INITIAL,
+            counters: Counters::ZERO,
+            observer,
+        }
+    }
+
+    fn apply<D>(&mut self, step: Step<D>) -> D {
+        if let Some(w) = window::of(&self.observer, self.policy.rule()) {
+            if window::enters_closed(&step.transitions) {
+                w.clear(step.next.gen());
+            }
+        }
+        self.core = step.next;
+        self.counters.apply(&step.events);
+        for t in step.transitions() {
+            self.observer.on_transition(t);
+        }
+        step.decision
+    }
+
+    /// The mutating gate: may a call go ahead at `now`? In half-open, a grant takes the
+    /// one probe slot.
+    pub fn try_acquire(&mut self, now: Instant) -> Result<Permit, Refused> {
+        let step = self.core.acquire(&self.policy, now);
+        self.apply(step).map(|ticket| Permit { ticket })
+    }
+
+    /// The pure oracle: would a call be allowed at `now`? Changes nothing, so a dashboard
+    /// polling it never eats the probe. It agrees with [`Breaker::try_acquire`] at every
+    /// instant.
+    pub fn would_allow(&self, now: Instant) -> bool {
+        self.state(now).allows_call()
+    }
+
+    /// Reports the outcome of the call made under `permit`.
+    pub fn record(&mut self, permit: Permit, outcome: Outcome, now: Instant) {
+        self.record_after(permit, outcome, None, now)
+    }
+
+    /// [`Breaker::record`] for a call that started at `started`: with a windowed policy's
+    /// slow-call rule ([`Policy::with_slow_calls`]), a success that took longer than its
+    /// duration counts as slow. ([`Breaker::record`] counts every success as not slow;
+    /// [`Breaker::call`] times its calls itself.)
+    pub fn record_timed(&mut self, permit: Permit, outcome: Outcome, started: Instant, now: Instant) {
+        self.record_after(permit, outcome, Some(now.since(started)), now)
+    }
+
+    fn record_after(&mut self, permit: Permit, outcome: Outcome, elapsed: Option<crate::Duration>, now: Instant) {
+        let ticket = permit.ticket;
+        let step = self.core.record(&self.policy, ticket, outcome, now);
+        self.apply(step);
+        // A windowed policy: a closed call's outcome is a sample, and the window is judged.
+        let rule = self.policy.rule();
+        let pushed = match (window::of(&self.observer, rule), window::sample(rule, outcome, elapsed)) {
+            (Some(w), Some(sample)) if !ticket.probe => w.push(rule, ticket.gen, sample, now),
+            _ => Pushed::Unchanged,
+        };
+        if let Pushed::Changed(tally) = pushed {
+            if crate::machine::verdict(rule, &tally).is_some() {
+                let step = self.core.judge(&self.policy, ticket.gen, &tally, now);
+                self.apply(step);
+            }
+        }
+    }
+
+    /// Whether `permit` was granted before the breaker's last transition, so its outcome
+    /// will be ignored (except a failure while open, which restarts the wait).
+    pub fn is_stale(&self, permit: &Permit, now: Instant) -> bool {
+        !self.core.is_fresh(&self.policy, permit.ticket, now)
+    }
+
+    /// Runs `f` if the breaker allows it, reading `clock` for the gate and the outcome, and
+    /// classifies its error with [`Classify`].
+    pub fn call<T, E: Classify>(
+        &mut self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, CallError<E>> {
+        let started = clock.now();
+        let permit = self.try_acquire(started).map_err(CallError::Refused)?;
+        let result = f();
+        let outcome = match &result {
+            Ok(_) => Outcome::Success,
+            Err(e) => Outcome::Error(e.verdict()),
+        };
+        self.record_timed(permit, outcome, started, clock.now());
+        result.map_err(CallError::Inner)
+    }
+
+    /// Opens the breaker at `now` as a trip would, with no call involved: a prediction (a
+    /// quota gauge running low, a health check) says the upstream is about to fail. The
+    /// usual rules follow: the cooldown (at the current backoff step), one probe, probes to
+    /// close. From half-open it counts as a failed probe (the backoff advances); while open
+    /// the wait restarts from `now`, as fresh bad news does; forced open is left alone.
+    /// Unlike [`Breaker::force_open`] it recovers by itself. `why` is the reason
+    /// transitions report, usually [`Reason::Predicted`].
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Instant, Phase, Policy, Reason};
+    ///
+    /// let mut b = Breaker::new(Policy::new(3, Duration::from_secs(120)));
+    /// b.trip(Reason::Predicted, Instant::ZERO);
+    /// assert_eq!(b.phase(Instant::ZERO), Phase::Open);
+    /// assert!(b.try_acquire(Instant::ZERO.wrapping_add(Duration::from_secs(120))).unwrap().is_probe());
+    /// ```
+    pub fn trip(&mut self, why: Reason, now: Instant) {
+        let step = self.core.trip(&self.policy, why, now);
+        self.apply(step)
+    }
+
+    /// Opens the breaker until [`Breaker::reset`], whatever the cooldown says.
+    pub fn force_open(&mut self, now: Instant) {
+        let step = self.core.force_open(now);
+        self.apply(step)
+    }
+
+    /// Closes the breaker with strikes, probe streak and backoff zeroed. Counters are kept.
+    pub fn reset(&mut self, now: Instant) {
+        let step = self.core.reset(now);
+        self.apply(step)
+    }
+
+    /// The state at `now` (a lapsed probe lease shows as open). Pure.
+    pub fn state(&self, now: Instant) -> State {
+        self.core.view(&self.policy, now)
+    }
+
+    /// The phase at `now`. Pure.
+    pub fn phase(&self, now: Instant) -> Phase {
+        self.state(now).phase()
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> Counters {
+        self.counters
+    }
+
+    /// What a windowed breaker's window holds at `now` (empty unless closed: the window is
+    /// cleared on every transition); `None` for a policy of consecutive strikes. Pure.
+    pub fn window_stats(&self, now: Instant) -> Option<WindowStats> {
+        window::stats(&self.observer, &self.policy, self.core.settled(&self.policy, now), now)
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The observer.
+    pub fn observer(&self) -> &O {
+        &self.observer
+    }
+}

@@ -1,0 +1,11 @@
+//! What composes breakers, each through the one state machine: the fallback chain, the
+//! health router, the predictive quota gauge, the retry ladder and the failure-rate window.
+
+pub mod chain;
+pub(crate) mod ladder;
+pub(crate) mod quota;
+pub(crate) mod quota_guard;
+pub(crate) mod retry;
+pub(crate) mod rng;
+pub mod router;
+pub mod window;
