@@ -85,12 +85,10 @@ echo "redis-server on 127.0.0.1:$REDIS_PORT"
 step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server)"
 cargo test --workspace
 
-step "loom model checks of the shared breaker"
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom --release
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom_window --release
+step "loom model checks: the shared breaker, its failure-rate window, the fallback chain's one probe"
+RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release \
+    --test loom --test loom_window --test loom_chain
 
-step "loom model checks of the fallback chain (one Recovering probe)"
-RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --test loom_chain --release
 # ---- fuzzing ----------------------------------------------------------------------------
 step "coverage-guided fuzzing: snapshot decoder, duration grammar, attribute arguments (FUZZ_SECONDS each)"
 bash scripts/fuzz.sh
