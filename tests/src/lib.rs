@@ -1,3 +1,16 @@
-//! The project's integration tests live in `tests/`; this library only carries the
-//! workspace README, so that its examples run as doctests.
+//! The project's integration tests live in `tests/`. This library carries the workspace
+//! README, so that its examples run as doctests, and what the tests share: the reference
+//! model of the breaker ([`model`]) and the number of cases a property test runs
+//! ([`cases`]).
 #![doc = include_str!("../../README.md")]
+
+pub mod model;
+
+/// How many cases a property test runs: `default`, unless the `PROPTEST_CASES`
+/// environment variable says otherwise (mutation testing lowers it for speed).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
