@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Mutation testing with cargo-mutants: each mutant is a small change to the code (a
+# condition negated, an operator swapped, a function body replaced by a default value);
+# the tests must fail for it ("caught"). Survivors are listed in target/mutants/*/mutants.out
+# and explained in docs/testing.md. Too slow for every run (hours on two cores), so it is
+# not part of scripts/test.sh.
+#
+#   bash scripts/mutants.sh            # breaker-core, then the macro crate
+#   bash scripts/mutants.sh core       # breaker-core only
+#   bash scripts/mutants.sh macros     # breaker-macros only
+#   bash scripts/mutants.sh core -F 'machine.rs'   # extra arguments go to cargo-mutants
+#
+# MUTANTS_JOBS (default 2) builds and tests that many mutants at once; PROPTEST_CASES
+# (default 10000) caps each property test's cases.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+
+which="${1:-all}"
+[ $# -gt 0 ] && shift
+jobs="${MUTANTS_JOBS:-2}"
+# The property tests' cases (100,000 for the differential and snapshot tests otherwise):
+# every mutant the full counts catch is caught within this many (docs/testing.md).
+export PROPTEST_CASES="${PROPTEST_CASES:-10000}"
+
+# A loaded machine runs the tests slowly: a generous floor keeps that from counting as a
+# timeout.
+common=(--profile mutants --jobs "$jobs" --minimum-test-timeout 120 --cargo-test-arg=--lib --cargo-test-arg=--tests)
+
+core() {
+    mkdir -p target/mutants/core
+    # The core's unit tests and the tests crate's integration tests; not the trybuild
+    # suite (`ui`), which tests the macro's messages and would rebuild for every mutant.
+    cargo mutants "${common[@]}" --output target/mutants/core \
+        --package breaker-core \
+        -f breaker-core/src/machine.rs -f breaker-core/src/shared.rs -f breaker-core/src/breaker.rs \
+        -f breaker-core/src/snapshot.rs -f breaker-core/src/policy.rs -f breaker-core/src/time.rs \
+        --test-package breaker-core --test-package tests \
+        "$@" -- -- --skip ui --exact
+}
+
+macros() {
+    mkdir -p target/mutants/macros
+    # The macro crate's unit tests and the tests crate's, trybuild's compile-error suite
+    # included.
+    cargo mutants "${common[@]}" --output target/mutants/macros \
+        --package breaker-macros \
+        -f breaker-macros/src/args.rs -f breaker-macros/src/duration.rs -f breaker-macros/src/validate.rs \
+        --test-package breaker-macros --test-package tests \
+        "$@"
+}
+
+case "$which" in
+    core) core "$@" ;;
+    macros) macros "$@" ;;
+    all)
+        status=0
+        core "$@" || status=$?
+        macros "$@" || status=$?
+        exit "$status"
+        ;;
+    *)
+        echo "usage: $0 [core|macros|all] [cargo-mutants arguments]" >&2
+        exit 2
+        ;;
+esac
