@@ -6,11 +6,11 @@
 
 pub mod model;
 
-/// How many cases a property test runs: `default`, unless the `PROPTEST_CASES`
-/// environment variable says otherwise (mutation testing lowers it for speed).
+/// How many cases a property test runs: `default`, or fewer if the `PROPTEST_CASES`
+/// environment variable caps it lower (mutation testing does, for speed).
 pub fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+        .map_or(default, |cap: u32| cap.min(default))
 }
