@@ -631,3 +631,17 @@ fn the_observer_hears_every_transition_with_its_reason_and_time() {
         ]
     );
 }
+
+#[test]
+fn a_plain_function_is_an_observer() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static HEARD: AtomicUsize = AtomicUsize::new(0);
+    fn count(t: &Transition) {
+        assert_eq!((t.from, t.to, t.why), (Phase::Closed, Phase::Open, Reason::TripVerdict));
+        HEARD.fetch_add(1, Ordering::Relaxed);
+    }
+    let observer: fn(&Transition) = count;
+    let mut b = Breaker::with_observer(policy(), observer);
+    call(&mut b, Outcome::TRIP, s(0));
+    assert_eq!(HEARD.load(Ordering::Relaxed), 1);
+}
