@@ -243,6 +243,30 @@ fn a_closed_success_after_a_racing_strike_zeroes_it() {
 }
 
 #[test]
+fn it_and_its_permits_debug_print_what_they_hold() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    trip(&b, &clock);
+    let printed = format!("{b:?}");
+    for part in [
+        "SharedBreaker",
+        "phase: Open",
+        "strikes: 0",
+        "failures: 3",
+        "trips: 1",
+        "trip: 3",
+        "probe_lease: Duration { millis: 10000 }",
+    ] {
+        assert!(printed.contains(part), "{part:?} in {printed}");
+    }
+    clock.set(s(30));
+    let probe = b.try_acquire(&clock).unwrap();
+    assert!(format!("{b:?}").contains("probe_out: true"));
+    assert!(format!("{probe:?}").starts_with("Permit { probe: true, gen: "));
+    probe.success();
+}
+
+#[test]
 fn it_is_small() {
     // An 8-byte state word, five 4-byte counters and a pointer to the policy in flash:
     // 32 bytes where pointers are 4 bytes (Cortex-M), 40 with 8-byte pointers.
