@@ -504,10 +504,25 @@ proptest! {
     }
 }
 
-/// Histories that once found a difference between the shared and the single-owner
-/// breaker, kept as they shrank.
+/// Histories that once found a difference (between the shared and the single-owner
+/// breaker, or between them and the model), kept as they shrank.
 #[test]
 fn past_differences_stay_fixed() {
+    // A restored backoff step past the last one resumed the wait at the wrong step.
+    history(
+        Policy::new(1, Duration::from_millis(1)).with_backoff(2, Duration::MAX),
+        500,
+        &[Op::Restore(Box::new(Snapshot {
+            phase: Phase::Open,
+            forced: false,
+            probing: false,
+            strikes: 0,
+            streak: 0,
+            step: 16,
+            remaining: Duration::from_millis(1),
+            counters: Counters::ZERO,
+        }))],
+    );
     let tiny = |trip| Policy::new(trip, Duration::from_millis(1));
     history(
         tiny(2),
