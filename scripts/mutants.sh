@@ -24,15 +24,18 @@ jobs="${MUTANTS_JOBS:-2}"
 # every mutant the full counts catch is caught within this many (docs/testing.md).
 export PROPTEST_CASES="${PROPTEST_CASES:-10000}"
 
-# A loaded machine runs the tests slowly: a generous floor keeps that from counting as a
-# timeout.
-common=(--profile mutants --jobs "$jobs" --minimum-test-timeout 120 --cargo-test-arg=--lib --cargo-test-arg=--tests)
+common=(--profile mutants --jobs "$jobs" --cargo-test-arg=--lib --cargo-test-arg=--tests)
 
 core() {
     mkdir -p target/mutants/core
     # The core's unit tests and the tests crate's integration tests; not the trybuild
     # suite (`ui`), which tests the macro's messages and would rebuild for every mutant.
-    cargo mutants "${common[@]}" --output target/mutants/core \
+    # A loaded machine runs the tests slowly: a floor of 120 s keeps that from counting as
+    # a timeout. `|` turned into `^` is left out: in these files every `|` joins disjoint
+    # bit fields (the state word's flags, the snapshot's flag byte), where the two are the
+    # same operation (docs/testing.md lists the 18 mutants).
+    cargo mutants "${common[@]}" --output target/mutants/core --minimum-test-timeout 120 \
+        --exclude-re 'replace \| with \^' \
         --package breaker-core \
         -f breaker-core/src/machine.rs -f breaker-core/src/shared.rs -f breaker-core/src/breaker.rs \
         -f breaker-core/src/snapshot.rs -f breaker-core/src/policy.rs -f breaker-core/src/time.rs \
@@ -43,8 +46,8 @@ core() {
 macros() {
     mkdir -p target/mutants/macros
     # The macro crate's unit tests and the tests crate's, trybuild's compile-error suite
-    # included.
-    cargo mutants "${common[@]}" --output target/mutants/macros \
+    # included (it rebuilds every case for a mutant: minutes on a loaded machine).
+    cargo mutants "${common[@]}" --output target/mutants/macros --minimum-test-timeout 900 \
         --package breaker-macros \
         -f breaker-macros/src/args.rs -f breaker-macros/src/duration.rs -f breaker-macros/src/validate.rs \
         --test-package breaker-macros --test-package tests \
