@@ -1,4 +1,6 @@
-//! Model checks of the shared breaker with loom: every interleaving of 2 and 3 callers.
+//! Model checks of the shared breaker with loom: every interleaving of 2 and 3 callers
+//! racing for the probe, strikes racing each other, a closed-state success (the fast path
+//! that writes nothing) racing strikes, and a probe racing `reset`.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p breaker-core --test loom --release
@@ -144,4 +146,223 @@ fn reset_racing_a_trip_ends_in_a_consistent_state() {
             n => panic!("{n} trips"),
         }
     });
+}
+
+/// Which final states some execution of a model reached (plain atomics, outside loom's
+/// view): a model must not only never break an invariant, it must reach every outcome the
+/// race allows, or it is not exploring the race it claims to.
+struct Reached(std::sync::atomic::AtomicU32);
+
+impl Reached {
+    const fn new() -> Reached {
+        Reached(std::sync::atomic::AtomicU32::new(0))
+    }
+
+    fn mark(&self, outcome: u32) {
+        self.0.fetch_or(1 << outcome, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    fn all(&self, outcomes: &[u32]) -> bool {
+        let seen = self.0.load(std::sync::atomic::Ordering::Relaxed);
+        outcomes.iter().all(|o| seen & 1 << o != 0)
+    }
+}
+
+/// The closed fast path (`call` with nothing pending, and a permit's success) against
+/// another caller's strike: the success is linearized where it re-reads the state word
+/// after the call. Before the strike: the strike stays. After it: the success zeroes it.
+/// Never a lost strike, never a strike counted twice.
+#[test]
+fn a_closed_success_racing_a_strike() {
+    // One record per path: the call's fast path, and a permit's success.
+    static REACHED: [Reached; 2] = [Reached::new(), Reached::new()];
+    for via_permit in [false, true] {
+        loom::model(move || {
+            let b = Arc::new(SharedBreaker::new(&POLICY));
+            let b1 = b.clone();
+            // The call takes time: a yield while it is out. (Loom does not preempt a thread
+            // between two plain loads by itself, so without it the strike would never land
+            // during the call.)
+            let success = thread::spawn(move || {
+                if via_permit {
+                    let p = b1.try_acquire(&START).unwrap();
+                    thread::yield_now();
+                    p.success();
+                } else {
+                    let got = b1.call(&START, || {
+                        thread::yield_now();
+                        Ok::<_, Nack>(1)
+                    });
+                    assert_eq!(got.unwrap(), 1);
+                }
+            });
+            let b2 = b.clone();
+            let strike = thread::spawn(move || {
+                let _ = b2.call(&START, || Err::<(), _>(Nack));
+            });
+            success.join().unwrap();
+            strike.join().unwrap();
+            let c = b.counters();
+            assert_eq!((c.failures, c.trips), (1, 0));
+            match b.state(START.now_ms()) {
+                breaker_core::State::Closed { strikes } => REACHED[usize::from(via_permit)].mark(strikes),
+                other => panic!("{other:?}"),
+            }
+        });
+        let reached = &REACHED[usize::from(via_permit)];
+        assert!(reached.all(&[0, 1]), "both orders were explored (permit: {via_permit})");
+    }
+}
+
+/// The same race with the strike forced to land while the call is out: the success comes
+/// last, so it must zero the strike (a fast path that never re-read the word would keep it).
+#[test]
+fn a_closed_success_after_a_strike_landed_during_the_call_zeroes_it() {
+    for via_permit in [false, true] {
+        loom::model(move || {
+            let b = Arc::new(SharedBreaker::new(&POLICY));
+            let struck = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+            let (b1, struck1) = (b.clone(), struck.clone());
+            let success = thread::spawn(move || {
+                let wait = || {
+                    while !struck1.load(loom::sync::atomic::Ordering::Acquire) {
+                        thread::yield_now();
+                    }
+                };
+                if via_permit {
+                    let p = b1.try_acquire(&START).unwrap();
+                    wait();
+                    p.success();
+                } else {
+                    let _ = b1.call(&START, || {
+                        wait();
+                        Ok::<_, Nack>(())
+                    });
+                }
+            });
+            let (b2, struck2) = (b.clone(), struck.clone());
+            let strike = thread::spawn(move || {
+                let _ = b2.call(&START, || Err::<(), _>(Nack));
+                struck2.store(true, loom::sync::atomic::Ordering::Release);
+            });
+            success.join().unwrap();
+            strike.join().unwrap();
+            assert_eq!(b.state(START.now_ms()), breaker_core::State::Closed { strikes: 0 });
+            assert_eq!(b.counters().failures, 1);
+        });
+    }
+}
+
+/// A closed-state success racing two strikes that trip the breaker (trip = 2): it lands
+/// before both (they trip it), between them (one strike left), or after both (its permit
+/// is stale: the breaker stays open). Never closed with no strike, never two strikes
+/// pending: no strike lost, none zeroed that came after the success.
+#[test]
+fn a_closed_success_racing_strikes_that_trip() {
+    static REACHED: Reached = Reached::new();
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(2);
+    model.check(|| {
+        let b = Arc::new(SharedBreaker::new(&POLICY));
+        let handles: Vec<_> = (0..3)
+            .map(|i| {
+                let b = b.clone();
+                thread::spawn(move || {
+                    if i == 0 {
+                        let _ = b.call(&START, || {
+                            thread::yield_now(); // the call takes time
+                            Ok::<_, Nack>(())
+                        });
+                    } else {
+                        let _ = b.call(&START, || Err::<(), _>(Nack));
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let c = b.counters();
+        assert_eq!(c.failures, 2);
+        match (b.state(START.now_ms()), c.trips) {
+            (breaker_core::State::Open { .. }, 1) => REACHED.mark(0),
+            (breaker_core::State::Closed { strikes: 1 }, 0) => REACHED.mark(1),
+            (state, trips) => panic!("{state:?} after {trips} trips"),
+        }
+    });
+    assert!(REACHED.all(&[0, 1]), "both outcomes were explored");
+}
+
+static BACKOFF: Policy = Policy::new(2, Duration::from_millis(10))
+    .with_probe_lease(Duration::from_millis(5))
+    .with_backoff(2, Duration::from_millis(40));
+
+/// The half-open probe against `reset`: reset before the gate (the call is an ordinary
+/// closed call, its strike counts), between the gate and the answer (the probe is stale,
+/// its failure ignored), or after the answer (the re-open it caused is undone, and so is
+/// the backoff step it advanced). Closed at the end whatever the order, never wedged, and
+/// the next trip waits the base cooldown.
+#[test]
+fn a_probe_racing_a_reset() {
+    static REACHED: Reached = Reached::new();
+    for dropped in [false, true] {
+        loom::model(move || {
+            let b = Arc::new(SharedBreaker::new(&BACKOFF));
+            for _ in 0..2 {
+                b.try_acquire(&START).unwrap().failure(Verdict::Strike);
+            }
+            let b1 = b.clone();
+            let probe = thread::spawn(move || {
+                if dropped {
+                    // A cancelled probe counts as failed.
+                    drop(b1.try_acquire(&LATER).unwrap());
+                } else {
+                    let _ = b1.call(&LATER, || {
+                        thread::yield_now(); // the call takes time
+                        Err::<(), _>(Nack)
+                    });
+                }
+            });
+            let b2 = b.clone();
+            let reset = thread::spawn(move || b2.reset(LATER.now_ms()));
+            probe.join().unwrap();
+            reset.join().unwrap();
+            let c = b.counters();
+            let state = b.state(LATER.now_ms());
+            match (c.probes, c.trips, c.failures) {
+                // Reset first: an ordinary closed call's strike.
+                (0, 1, 3) if !dropped => {
+                    assert_eq!(state, breaker_core::State::Closed { strikes: 1 });
+                    REACHED.mark(0);
+                }
+                // Reset first, then a dropped closed permit: neutral.
+                (0, 1, 2) if dropped => {
+                    assert_eq!(state, breaker_core::State::Closed { strikes: 0 });
+                    REACHED.mark(0);
+                }
+                // Reset while the probe was out: its failure is stale.
+                (1, 1, 3) => {
+                    assert_eq!(state, breaker_core::State::Closed { strikes: 0 });
+                    REACHED.mark(1);
+                }
+                // Reset after the probe's failure re-opened it.
+                (1, 2, 3) => {
+                    assert_eq!(state, breaker_core::State::Closed { strikes: 0 });
+                    REACHED.mark(2);
+                }
+                other => panic!("{other:?}: {state:?}"),
+            }
+            assert!(b.would_allow(LATER.now_ms()), "not wedged");
+            // The backoff step is zero again: the next trip waits the base cooldown.
+            b.trip(breaker_core::Reason::Predicted, LATER.now_ms());
+            assert_eq!(
+                b.state(LATER.now_ms()),
+                breaker_core::State::Open {
+                    remaining: Duration::from_millis(10),
+                    forced: false
+                }
+            );
+        });
+    }
+    assert!(REACHED.all(&[0, 1, 2]), "every order was explored");
 }

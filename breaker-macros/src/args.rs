@@ -560,4 +560,182 @@ mod tests {
             assert!(accepted(good), "{good}");
         }
     }
+    /// The arguments parsed from `src`, and every message reported.
+    fn parsed(src: &str) -> (Args, Vec<String>) {
+        let mut errors = Errors::default();
+        let args = parse(src.parse().unwrap(), &mut errors);
+        (args, errors.messages())
+    }
+
+    #[test]
+    fn every_key_is_read_into_its_own_setting() {
+        let (args, errors) = parsed(
+            "trip = 7, cooldown = \"2s\", probe_lease = \"3s\", probes = 4, backoff = 5, \
+             max_cooldown = \"1m\", name = \"n\", log, classify = a::b, clock = C, crate = ::k",
+        );
+        assert_eq!(errors, Vec::<String>::new());
+        let value = |s: Option<Setting<u32>>| s.map(|s| s.value);
+        assert_eq!(
+            [
+                value(args.trip),
+                value(args.cooldown),
+                value(args.probe_lease),
+                value(args.probes),
+                value(args.backoff),
+                value(args.max_cooldown)
+            ],
+            [Some(7), Some(2_000), Some(3_000), Some(4), Some(5), Some(60_000)]
+        );
+        assert_eq!(args.name.map(|n| n.value()).as_deref(), Some("n"));
+        assert_eq!(args.log, Some(true));
+        let path = |p: Option<Path>| p.map(|p| quote::ToTokens::to_token_stream(&p).to_string());
+        assert_eq!(path(args.classify).as_deref(), Some("a :: b"));
+        assert_eq!(path(args.clock).as_deref(), Some("C"));
+        assert_eq!(path(args.krate).as_deref(), Some(":: k"));
+    }
+
+    #[test]
+    fn every_key_without_a_value_shows_how_to_write_it() {
+        for (key, example) in [
+            ("trip", "trip = 3"),
+            ("cooldown", "cooldown = \"30s\""),
+            ("probe_lease", "probe_lease = \"10s\""),
+            ("probes", "probes = 2"),
+            ("backoff", "backoff = 2"),
+            ("max_cooldown", "max_cooldown = \"30m\""),
+            ("name", "name = \"radio::send\""),
+            ("classify", "classify = my_verdict"),
+            ("refused", "refused = my_refusal"),
+            ("clock", "clock = CLOCK"),
+            ("fallback", "fallback = send_cached"),
+            ("crate", "crate = ::breaker_core"),
+            ("window", "window = 20"),
+            ("failure_rate", "failure_rate = 50"),
+            ("min_calls", "min_calls = 10"),
+            ("slow_call", "slow_call = \"2s\""),
+            ("slow_rate", "slow_rate = 80"),
+            ("retry", "retry = 3"),
+            ("retry_delay", "retry_delay = \"100ms\""),
+            ("retry_backoff", "retry_backoff = 2"),
+            ("retry_max_delay", "retry_max_delay = \"2s\""),
+            ("retry_jitter", "retry_jitter = \"full\""),
+            ("retry_budget", "retry_budget = \"10s\""),
+            ("retry_sleep", "retry_sleep = my_sleep"),
+        ] {
+            assert_eq!(
+                parsed(key).1,
+                [format!("`{key}` needs a value: write `{example}`")],
+                "{key}"
+            );
+        }
+    }
+
+    #[test]
+    fn integers_out_of_range_name_their_own_rule() {
+        for (src, message) in [
+            (
+                "trip = 0",
+                "`trip` must be at least 1: it counts the consecutive strikes that open the breaker; write `trip = 1` to open on the first failure",
+            ),
+            (
+                "trip = 256",
+                "`trip` must be between 1 and 255 (consecutive strikes that open the breaker); found 256",
+            ),
+            (
+                "probes = 0",
+                "`probes` must be between 1 and 15 (consecutive probe successes that close it again); found 0",
+            ),
+            (
+                "backoff = 0",
+                "`backoff` must be between 1 and 255 (the factor each re-open multiplies the cooldown by, 1 for a constant cooldown); found 0",
+            ),
+            (
+                "backoff = 1_000_000_000_000",
+                "`backoff` must be between 1 and 255 (the factor each re-open multiplies the cooldown by, 1 for a constant cooldown); found 1000000000000",
+            ),
+            (
+                "probes = \"2\"",
+                "`probes` takes an integer literal from 1 to 15 (consecutive probe successes that close it again), such as `probes = 1`",
+            ),
+        ] {
+            let (args, errors) = parsed(src);
+            assert_eq!(errors, [message], "{src}");
+            assert!(args.trip.is_none() && args.probes.is_none() && args.backoff.is_none());
+        }
+        let (args, errors) = parsed("trip = 255, probes = 15, backoff = 255");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            [args.trip, args.probes, args.backoff].map(|s| s.map(|s| s.value)),
+            [Some(255), Some(15), Some(255)]
+        );
+        let (args, errors) = parsed("trip = 1, probes = 1, backoff = 1");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(
+            [args.trip, args.probes, args.backoff].map(|s| s.map(|s| s.value)),
+            [Some(1), Some(1), Some(1)]
+        );
+    }
+
+    #[test]
+    fn only_a_plain_path_is_a_path() {
+        for src in [
+            "classify = <T as Classify>::verdict",
+            "classify = #[allow(unused)] verdict",
+            "clock = <C>::NOW",
+            "crate = #[doc = \"x\"] krate",
+            "clock = CLOCK.now",
+        ] {
+            let (args, errors) = parsed(src);
+            assert_eq!(errors.len(), 1, "{src}: {errors:?}");
+            assert!(args.classify.is_none() && args.clock.is_none() && args.krate.is_none());
+        }
+        let (args, errors) = parsed("classify = crate::http::verdict, clock = super::CLOCK, crate = ::k::b");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(args.classify.is_some() && args.clock.is_some() && args.krate.is_some());
+    }
+
+    #[test]
+    fn names_are_non_empty_string_literals() {
+        let (args, errors) = parsed("name = \"radio\"");
+        assert!(errors.is_empty());
+        assert_eq!(args.name.map(|n| n.value()).as_deref(), Some("radio"));
+        for src in ["name = \"\"", "name = radio", "name = 3"] {
+            let (args, errors) = parsed(src);
+            assert_eq!(errors.len(), 1, "{src}");
+            assert!(args.name.is_none());
+        }
+    }
+
+    #[test]
+    fn a_bad_pair_is_skipped_to_the_next_comma() {
+        // Each mistake once, and the arguments after it still read.
+        let (args, errors) = parsed("colour = red green, trip = (1, 2) x, probes = 2 3, name = \"n\"");
+        assert_eq!(
+            errors,
+            [
+                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
+                "`trip` takes an integer literal from 1 to 255 (consecutive strikes that open the breaker), such as `trip = 1`",
+                "expected `,` between arguments",
+                "expected `,` between arguments",
+            ]
+        );
+        assert_eq!(args.probes.map(|s| s.value), Some(2));
+        assert_eq!(args.name.map(|n| n.value()).as_deref(), Some("n"));
+        // A duplicate is reported at the second one, whose value is not read.
+        let (args, errors) = parsed("trip = 2, trip = 5");
+        assert_eq!(errors, ["duplicate argument `trip`; give each argument once"]);
+        assert_eq!(args.trip.map(|s| s.value), Some(2));
+    }
+
+    #[test]
+    fn a_rejected_value_is_remembered_as_invalid() {
+        let (args, _) = parsed("cooldown = \"x\", backoff = 0, max_cooldown = 5");
+        assert!(args.invalid("cooldown") && args.invalid("backoff") && args.invalid("max_cooldown"));
+        let (args, errors) = parsed("cooldown = \"5s\", backoff = 2, max_cooldown = \"1m\"");
+        assert!(errors.is_empty());
+        assert!(!args.invalid("cooldown") && !args.invalid("backoff") && !args.invalid("max_cooldown"));
+        // Not written at all is not invalid; other keys never are.
+        let (args, _) = parsed("trip = 0");
+        assert!(!args.invalid("cooldown") && !args.invalid("trip"));
+    }
 }

@@ -235,10 +235,59 @@ mod tests {
     }
 
     #[test]
-    fn never_panics_on_odd_input() {
-        for s in ["ms", "mm", "hms", "1", "1h1", "٣s", "1\u{0}s", "  ", "1hh", "1m1m"] {
-            let _ = parse(s);
+    fn odd_input_gets_its_own_error() {
+        use DurationError::*;
+        let unknown = |u: &str| UnknownUnit(u.to_owned());
+        for (text, expected) in [
+            ("ms", MissingNumber),
+            ("h", MissingNumber),
+            ("mm", unknown("mm")),
+            ("hms", unknown("hms")),
+            (
+                "1",
+                MissingUnit {
+                    text: "1".into(),
+                    number: "1".into(),
+                    after: None,
+                },
+            ),
+            (
+                "1h1",
+                MissingUnit {
+                    text: "1h1".into(),
+                    number: "1".into(),
+                    after: Some("h"),
+                },
+            ),
+            ("٣s", unknown("٣s")), // not an ASCII digit
+            ("1\u{0}s", unknown("\u{0}s")),
+            ("  ", Space),
+            ("\t1s", Space),
+            ("1s\n", Space),
+            ("1hh", unknown("hh")),
+            ("1m1m", UnitOrder),
+            ("1h1h", UnitOrder),
+            ("1ms1ms", UnitOrder),
+            ("1m1h", UnitOrder),
+            ("1s1m", UnitOrder),
+            ("0ms", Zero),
+            ("00h00m", Zero),
+            ("+1s", unknown("+")),
+            ("1_000ms", unknown("_")),
+            ("1e3ms", unknown("e")),
+            ("4294967296ms", Overflow),
+            ("18446744073709551616h", Overflow),
+        ] {
+            assert_eq!(parse(text), Err(expected), "{text:?}");
         }
+        // Units multiply and add exactly, up to the limit.
+        assert_eq!(parse("1h1m1s1ms"), Ok(3_661_001));
+        assert_eq!(parse("297h59m59s999ms"), Ok(298 * 3_600_000 - 1));
+        assert_eq!(parse("298h15m41s823ms"), Ok(MAX_MILLIS));
+        assert_eq!(parse("298h15m41s824ms"), Err(Overflow));
+        assert_eq!(parse("298h16m"), Err(Overflow));
+        assert_eq!(parse("1073741s823ms"), Ok(MAX_MILLIS));
+        assert_eq!(parse("1073741s824ms"), Err(Overflow));
     }
 
     #[test]

@@ -22,6 +22,12 @@ impl Errors {
         self.first.is_none()
     }
 
+    /// Every message recorded, in order (for tests).
+    #[cfg(test)]
+    pub fn messages(self) -> Vec<String> {
+        self.first.into_iter().flatten().map(|e| e.to_string()).collect()
+    }
+
     /// The errors as `compile_error!` invocations (empty if none).
     pub fn into_compile_errors(self) -> TokenStream {
         self.first.map(|e| e.to_compile_error()).unwrap_or_default()

@@ -271,6 +271,125 @@ mod tests {
         assert!(shape("fn f() -> Result<Vec<u8>, E>").0.unwrap().nameable);
     }
 
+    /// The configuration from `src`, and every message reported.
+    fn configured(src: &str) -> (Config, Vec<String>) {
+        let mut errors = Errors::default();
+        let args = crate::args::parse(src.parse().unwrap(), &mut errors);
+        let config = config(args, &mut errors);
+        (config, errors.messages())
+    }
+
+    #[test]
+    fn defaults_are_the_documented_ones() {
+        let (c, errors) = configured("");
+        assert!(errors.is_empty());
+        assert_eq!(
+            (
+                c.trip,
+                c.cooldown,
+                c.probe_lease,
+                c.probes,
+                c.backoff,
+                c.max_cooldown,
+                c.log
+            ),
+            (3, 30_000, 30_000, 1, 1, 30_000, false)
+        );
+        assert!(c.name.is_none() && c.classify.is_none() && c.clock.is_none() && c.krate.is_none());
+        // The lease and the cap follow the cooldown given.
+        let (c, _) = configured("cooldown = \"5s\"");
+        assert_eq!((c.cooldown, c.probe_lease, c.max_cooldown), (5_000, 5_000, 5_000));
+        let (c, _) = configured("trip = 9, cooldown = \"5s\", probe_lease = \"1s\", probes = 2, backoff = 3, max_cooldown = \"1m\", log = true");
+        assert_eq!(
+            (
+                c.trip,
+                c.cooldown,
+                c.probe_lease,
+                c.probes,
+                c.backoff,
+                c.max_cooldown,
+                c.log
+            ),
+            (9, 5_000, 1_000, 2, 3, 60_000, true)
+        );
+    }
+
+    #[test]
+    fn one_mistake_gives_one_error() {
+        // A rejected cooldown, backoff or cap is not compared with the others as well.
+        for (src, error) in [
+            (
+                "cooldown = \"x\", backoff = 2, max_cooldown = \"10s\"",
+                "unknown duration unit `x`",
+            ),
+            (
+                "backoff = 0, max_cooldown = \"1h\"",
+                "`backoff` must be between 1 and 255",
+            ),
+            (
+                "cooldown = \"1m\", backoff = 2, max_cooldown = \"5\"",
+                "duration `5` has no unit",
+            ),
+            ("cooldown = 5, max_cooldown = \"10s\"", "`cooldown` needs a unit"),
+        ] {
+            let (_, errors) = configured(src);
+            assert_eq!(errors.len(), 1, "{src}: {errors:?}");
+            assert!(errors[0].starts_with(error), "{src}: {errors:?}");
+        }
+    }
+
+    #[test]
+    fn a_constant_cooldown_needs_no_cap() {
+        assert!(configured("backoff = 1").1.is_empty());
+        assert!(configured("cooldown = \"1m\", backoff = 1").1.is_empty());
+    }
+
+    #[test]
+    fn a_growing_cooldown_without_a_cap_suggests_one() {
+        let (_, errors) = configured("cooldown = \"10s\", backoff = 3");
+        assert_eq!(
+            errors,
+            ["`backoff = 3` needs room to grow: `max_cooldown` defaults to the cooldown (\"10s\"), which keeps it constant; add `max_cooldown = \"13m30s\"` (or another cap)"]
+        );
+        // The default cooldown, and a suggestion clamped to the longest duration.
+        let (_, errors) = configured("backoff = 2");
+        assert!(
+            errors[0].contains("(\"30s\", the default)") && errors[0].contains("\"8m\""),
+            "{errors:?}"
+        );
+        let (_, errors) = configured("cooldown = \"100h\", backoff = 255");
+        assert!(errors[0].contains("`max_cooldown = \"298h15m41s823ms\"`"), "{errors:?}");
+        assert_eq!(suggested_cap(7, 2), 112);
+        assert_eq!(suggested_cap(1000, 10), 10_000_000);
+    }
+
+    #[test]
+    fn a_cap_below_the_cooldown_or_without_backoff_is_rejected() {
+        let (_, errors) = configured("cooldown = \"1m\", backoff = 2, max_cooldown = \"59s\"");
+        assert_eq!(
+            errors,
+            ["`max_cooldown` (\"59s\") is shorter than `cooldown` (\"1m\"); the backoff only grows the cooldown, so write `max_cooldown = \"1m\"` or longer"]
+        );
+        let (_, errors) = configured("max_cooldown = \"1m\"");
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].starts_with("`max_cooldown` caps a growing cooldown"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn impl_trait_is_noticed_inside_tuples_and_arrays() {
+        for src in [
+            "fn f() -> Result<(impl Iterator<Item = u8>, u8), E>",
+            "fn f() -> Result<[impl Copy; 2], E>",
+            "fn f() -> Result<Vec<(u8, (impl Copy,))>, E>",
+        ] {
+            assert!(!shape(src).0.unwrap().nameable, "{src}");
+        }
+        assert!(shape("fn f() -> Result<(Vec<u8>, [u8; 2]), E>").0.unwrap().nameable);
+    }
+
     #[test]
     fn backoff_and_cap_go_together() {
         let check = |src: &str| {

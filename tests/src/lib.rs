@@ -1,7 +1,19 @@
-//! The project's integration tests live in `tests/`; this library carries the workspace
-//! README, so that its examples run as doctests, the private Redis server the Redis tests
-//! start ([`redis_server`]) and the scenario of the replica processes ([`replica`]).
+//! The project's integration tests live in `tests/`. This library carries the workspace
+//! README, so that its examples run as doctests, and what the tests share: the reference
+//! model of the breaker ([`model`]), the number of cases a property test runs ([`cases`]),
+//! the private Redis server the Redis tests start ([`redis_server`]) and the scenario of the
+//! replica processes ([`replica`]).
 #![doc = include_str!("../../README.md")]
 
+pub mod model;
 pub mod redis_server;
 pub mod replica;
+
+/// How many cases a property test runs: `default`, or fewer if the `PROPTEST_CASES`
+/// environment variable caps it lower (mutation testing does, for speed).
+pub fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(default, |cap: u32| cap.min(default))
+}

@@ -8,7 +8,7 @@ use common::{move_clock, op, policy, Op};
 use proptest::prelude::*;
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(5_000))]
+    #![proptest_config(ProptestConfig::with_cases(tests::cases(5_000)))]
 
     #[test]
     fn invariants_hold_over_random_histories(policy in policy(), ops in prop::collection::vec(op(), 1..150)) {

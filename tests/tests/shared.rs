@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Barrier;
 
 use breaker_core::{
-    CallError, Classify, Clock, Duration, Instant, ManualClock, Phase, Policy, RefusalReason, SharedBreaker, State,
-    Verdict,
+    CallError, Classify, Clock, Counters, Duration, Instant, ManualClock, Phase, Policy, RefusalReason, SharedBreaker,
+    Snapshot, State, Verdict,
 };
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30)).with_probe_lease(Duration::from_secs(10));
@@ -182,6 +182,88 @@ fn exactly_one_of_many_threads_gets_the_probe() {
         assert_eq!(b.counters().skips as usize, THREADS - 1);
         assert_eq!(b.phase(clock.now()), Phase::Closed);
     }
+}
+
+#[test]
+fn shared_counters_saturate_instead_of_wrapping() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    let full = Counters {
+        failures: u32::MAX,
+        skips: u32::MAX,
+        trips: u32::MAX,
+        probes: u32::MAX,
+        lease_expiries: u32::MAX,
+        ..Counters::ZERO
+    };
+    b.restore(
+        &Snapshot {
+            counters: full,
+            ..b.snapshot(s(0))
+        },
+        s(0),
+    );
+    trip(&b, &clock); // failures, a trip
+    let _ = b.try_acquire(&clock); // a skip on the refusal fast path (open, step 0)
+    clock.set(s(30));
+    let hung = b.try_acquire(&clock).unwrap(); // a probe
+    let _ = b.try_acquire(&clock); // a skip on the general path (half-open)
+    clock.set(s(45));
+    let _ = b.try_acquire(&clock); // a lease expiry, a trip, a skip (backed off: general path)
+    std::mem::forget(hung);
+    assert_eq!(b.counters(), full);
+}
+
+#[test]
+fn a_closed_success_after_a_racing_strike_zeroes_it() {
+    // The closed fast path: the call began with no strike pending, another caller's strike
+    // landed while it ran, and then it succeeded: the success came last, so it counts.
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    let got = b.call(&clock, || {
+        let _ = b.call(&clock, || Err::<(), _>(Nack));
+        assert_eq!(b.state(s(0)), State::Closed { strikes: 1 });
+        Ok::<_, Nack>(5)
+    });
+    assert_eq!(got, Ok(5));
+    assert_eq!(b.state(s(0)), State::Closed { strikes: 0 });
+    // The same through a permit held across the strike.
+    let permit = b.try_acquire(&clock).unwrap();
+    let _ = b.call(&clock, || Err::<(), _>(Nack));
+    permit.success();
+    assert_eq!(b.state(s(0)), State::Closed { strikes: 0 });
+    // A success whose call began before strikes that tripped the breaker is stale: it
+    // neither closes the breaker nor zeroes anything.
+    let got = b.call(&clock, || {
+        trip(&b, &clock);
+        Ok::<_, Nack>(6)
+    });
+    assert_eq!(got, Ok(6));
+    assert_eq!(b.phase(s(0)), Phase::Open);
+}
+
+#[test]
+fn it_and_its_permits_debug_print_what_they_hold() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    trip(&b, &clock);
+    let printed = format!("{b:?}");
+    for part in [
+        "SharedBreaker",
+        "phase: Open",
+        "strikes: 0",
+        "failures: 3",
+        "trips: 1",
+        "trip: 3",
+        "probe_lease: Duration { millis: 10000 }",
+    ] {
+        assert!(printed.contains(part), "{part:?} in {printed}");
+    }
+    clock.set(s(30));
+    let probe = b.try_acquire(&clock).unwrap();
+    assert!(format!("{b:?}").contains("probe_out: true"));
+    assert!(format!("{probe:?}").starts_with("Permit { probe: true, gen: "));
+    probe.success();
 }
 
 #[test]

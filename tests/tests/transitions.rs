@@ -187,6 +187,59 @@ fn open_failure_restarts_the_wait() {
 }
 
 #[test]
+fn open_failure_never_shortens_a_longer_hold() {
+    // Opened with a 120 s `Retry-After`; a late failure at 20 s restarts the 30 s cooldown,
+    // which would end at 50 s: the hold's end (120 s) stands.
+    let mut b = Breaker::new(policy());
+    let late = b.try_acquire(s(0)).unwrap();
+    call(&mut b, Verdict::TripFor(Duration::from_secs(120)).into(), s(0));
+    b.record(late, Outcome::STRIKE, s(20));
+    assert_eq!(
+        b.state(s(20)),
+        State::Open {
+            remaining: Duration::from_secs(100),
+            forced: false
+        }
+    );
+    assert!(!b.would_allow(s(119)));
+    assert!(b.would_allow(s(120)));
+    // A failure carrying its own, longer hold does extend it.
+    let mut b = Breaker::new(policy());
+    let late = b.try_acquire(s(0)).unwrap();
+    call(&mut b, Verdict::TripFor(Duration::from_secs(120)).into(), s(0));
+    b.record(late, Verdict::TripFor(Duration::from_secs(200)).into(), s(10));
+    assert_eq!(
+        b.state(s(10)),
+        State::Open {
+            remaining: Duration::from_secs(200),
+            forced: false
+        }
+    );
+}
+
+#[test]
+fn half_open_probe_failing_with_a_hold_honours_the_hold() {
+    let (mut b, probe) = probing_at_30(policy());
+    b.record(probe, Verdict::TripFor(Duration::from_secs(90)).into(), s(31));
+    assert_eq!(
+        b.state(s(31)),
+        State::Open {
+            remaining: Duration::from_secs(90),
+            forced: false
+        }
+    );
+    assert!(!b.would_allow(s(120)));
+    assert!(b.would_allow(s(121)));
+    // With patient probation too: a trip verdict is not a blip.
+    let (mut b, probe) = probing_at_30(policy().with_patient_probation());
+    b.record(probe, Verdict::TripFor(Duration::from_secs(90)).into(), s(31));
+    assert_eq!(
+        b.try_acquire(s(100)).unwrap_err().retry_in,
+        Some(Duration::from_secs(21))
+    );
+}
+
+#[test]
 fn half_open_another_call_while_the_probe_is_out_is_refused() {
     let (mut b, _probe) = probing_at_30(policy());
     let r = b.try_acquire(s(31)).unwrap_err();
@@ -398,6 +451,88 @@ fn force_open_holds_until_reset_and_reset_keeps_counters() {
 }
 
 #[test]
+fn reset_zeroes_the_backoff_step() {
+    let backoff = policy().with_backoff(2, Duration::from_mins(10));
+    let (mut b, probe) = probing_at_30(backoff);
+    b.record(probe, Outcome::STRIKE, s(31)); // step 1: 60 s
+    assert_eq!(
+        b.state(s(31)),
+        State::Open {
+            remaining: Duration::from_secs(60),
+            forced: false
+        }
+    );
+    b.reset(s(40));
+    for _ in 0..3 {
+        call(&mut b, Outcome::STRIKE, s(41));
+    }
+    assert_eq!(
+        b.state(s(41)),
+        State::Open {
+            remaining: COOLDOWN,
+            forced: false
+        },
+        "the first trip after a reset waits the base cooldown"
+    );
+    // Reset from half-open and from forced open too.
+    let (mut b, probe) = probing_at_30(backoff);
+    b.record(probe, Outcome::STRIKE, s(31));
+    let probe = b.try_acquire(s(91)).unwrap();
+    b.reset(s(92));
+    assert!(b.is_stale(&probe, s(92)));
+    b.force_open(s(93));
+    b.reset(s(94));
+    call(&mut b, Outcome::TRIP, s(95));
+    assert_eq!(b.try_acquire(s(95)).unwrap_err().retry_in, Some(COOLDOWN));
+}
+
+#[test]
+fn a_transition_reports_the_wait_it_starts_as_its_cooldown() {
+    use std::cell::RefCell;
+    #[derive(Default)]
+    struct Log(RefCell<Vec<Transition>>);
+    impl breaker_core::Observer for Log {
+        fn on_transition(&self, t: &Transition) {
+            self.0.borrow_mut().push(*t);
+        }
+    }
+    let backoff = policy().with_backoff(2, Duration::from_mins(10));
+    let mut b = Breaker::with_observer(backoff, Log::default());
+    // A hold longer than the cooldown is the wait reported...
+    call(&mut b, Verdict::TripFor(Duration::from_secs(100)).into(), s(0));
+    // ...a shorter one is not; a failed probe reports the next backoff step...
+    let probe = b.try_acquire(s(100)).unwrap();
+    b.record(probe, Verdict::TripFor(Duration::from_secs(5)).into(), s(101));
+    // ...unless its hold is longer; a lapsed lease reports the step after that.
+    let probe = b.try_acquire(s(161)).unwrap();
+    b.record(probe, Verdict::TripFor(Duration::from_secs(500)).into(), s(162));
+    let _lost = b.try_acquire(s(662)).unwrap();
+    let _ = b.try_acquire(s(700));
+    b.force_open(s(701));
+    let heard: Vec<_> = b
+        .observer()
+        .0
+        .borrow()
+        .iter()
+        .map(|t| (t.to, t.why, t.at, t.cooldown))
+        .collect();
+    let secs = Duration::from_secs;
+    assert_eq!(
+        heard,
+        [
+            (Phase::Open, Reason::TripVerdict, s(0), secs(100)),
+            (Phase::HalfOpen, Reason::CooldownElapsed, s(100), Duration::ZERO),
+            (Phase::Open, Reason::ProbeFailed, s(101), secs(60)),
+            (Phase::HalfOpen, Reason::CooldownElapsed, s(161), Duration::ZERO),
+            (Phase::Open, Reason::ProbeFailed, s(162), secs(500)),
+            (Phase::HalfOpen, Reason::CooldownElapsed, s(662), Duration::ZERO),
+            (Phase::Open, Reason::LeaseExpired, s(672), secs(240)),
+            (Phase::Open, Reason::ForcedOpen, s(701), Duration::ZERO),
+        ]
+    );
+}
+
+#[test]
 fn time_wraps_around_the_counter_correctly() {
     let start = t(u32::MAX - 10_000);
     let mut b = Breaker::new(policy());
@@ -495,4 +630,18 @@ fn the_observer_hears_every_transition_with_its_reason_and_time() {
             (Phase::HalfOpen, Phase::Closed, Reason::Recovered, s(71)),
         ]
     );
+}
+
+#[test]
+fn a_plain_function_is_an_observer() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static HEARD: AtomicUsize = AtomicUsize::new(0);
+    fn count(t: &Transition) {
+        assert_eq!((t.from, t.to, t.why), (Phase::Closed, Phase::Open, Reason::TripVerdict));
+        HEARD.fetch_add(1, Ordering::Relaxed);
+    }
+    let observer: fn(&Transition) = count;
+    let mut b = Breaker::with_observer(policy(), observer);
+    call(&mut b, Outcome::TRIP, s(0));
+    assert_eq!(HEARD.load(Ordering::Relaxed), 1);
 }

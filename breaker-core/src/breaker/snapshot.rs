@@ -387,10 +387,9 @@ impl Snapshot {
     /// the threshold; generation `gen` makes every permit granted before it stale.
     pub(crate) fn resume(&self, policy: &Policy, gen: u16, now: Instant) -> Core {
         let below = |v: u8, limit: u32| u32::from(v).min(limit.saturating_sub(1)) as u8;
+        let step = self.step.min(MAX_BACKOFF_STEP);
         let anchor = match self.phase {
-            Phase::Open if !self.forced => now
-                .wrapping_add(self.remaining)
-                .wrapping_sub(policy.cooldown_at(self.step)),
+            Phase::Open if !self.forced => now.wrapping_add(self.remaining).wrapping_sub(policy.cooldown_at(step)),
             Phase::HalfOpen if self.probing => now
                 .wrapping_add(self.remaining.min(policy.probe_lease()))
                 .wrapping_sub(policy.probe_lease()),
@@ -410,7 +409,7 @@ impl Snapshot {
             } else {
                 0
             },
-            self.step.min(MAX_BACKOFF_STEP),
+            step,
             gen.wrapping_add(1),
             anchor,
         )

@@ -31,29 +31,47 @@ pub enum Op {
     Trip,
 }
 
-pub fn outcome() -> impl Strategy<Value = Outcome> {
-    prop_oneof![
-        4 => Just(Outcome::Success),
-        3 => Just(Outcome::STRIKE),
-        1 => Just(Outcome::TRIP),
-        1 => (0u32..200).prop_map(|ms| Verdict::TripFor(Duration::from_millis(ms)).into()),
-        1 => Just(Outcome::NEUTRAL),
-    ]
+/// Draws several values from one random number (splitmix64), so that an operation is
+/// generated from a single `u64`: cheap to generate, and still shrunk by proptest.
+struct Draw(u64);
+
+impl Draw {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        (z ^ (z >> 31)) % n
+    }
+
+    fn outcome(&mut self) -> Outcome {
+        match self.below(10) {
+            0..=3 => Outcome::Success,
+            4..=6 => Outcome::STRIKE,
+            7 => Outcome::TRIP,
+            8 => Verdict::TripFor(Duration::from_millis(self.below(200) as u32)).into(),
+            _ => Outcome::NEUTRAL,
+        }
+    }
+
+    fn op(&mut self) -> Op {
+        match self.below(28) {
+            0..=5 => Op::Advance(self.below(60) as u32),
+            6 => Op::Back(self.below(50) as u32),
+            7 => Op::NearWrap(self.below(100) as u32),
+            8 => Op::Leap(self.below(100) as u32),
+            9..=16 => Op::Acquire,
+            17..=22 => Op::Report(self.below(64) as usize, self.outcome()),
+            23 | 24 => Op::Drop(self.below(64) as usize),
+            25 => Op::ForceOpen,
+            26 => Op::Reset,
+            _ => Op::Trip,
+        }
+    }
 }
 
 pub fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        6 => (0u32..60).prop_map(Op::Advance),
-        1 => (0u32..50).prop_map(Op::Back),
-        1 => (0u32..100).prop_map(Op::NearWrap),
-        1 => (0u32..100).prop_map(Op::Leap),
-        8 => Just(Op::Acquire),
-        6 => (any::<usize>(), outcome()).prop_map(|(i, o)| Op::Report(i, o)),
-        2 => any::<usize>().prop_map(Op::Drop),
-        1 => Just(Op::ForceOpen),
-        1 => Just(Op::Reset),
-        1 => Just(Op::Trip),
-    ]
+    any::<u64>().prop_map(|seed| Draw(seed).op())
 }
 
 /// Small policies, so short sequences reach every state.

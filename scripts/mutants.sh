@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Mutation testing with cargo-mutants: each mutant is a small change to the code (a
+# condition negated, an operator swapped, a function body replaced by a default value);
+# the tests must fail for it ("caught"). Survivors are listed in target/mutants/*/mutants.out
+# and explained in docs/testing.md. Too slow for every run (hours on two cores), so it is
+# not part of scripts/test.sh.
+#
+#   bash scripts/mutants.sh            # breaker-core, then the macro crate
+#   bash scripts/mutants.sh core       # breaker-core only
+#   bash scripts/mutants.sh macros     # breaker-macros only
+#   bash scripts/mutants.sh core -F 'machine.rs'   # extra arguments go to cargo-mutants
+#
+# MUTANTS_JOBS (default 2) builds and tests that many mutants at once; PROPTEST_CASES
+# (default 10000) caps each property test's cases.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+
+which="${1:-all}"
+[ $# -gt 0 ] && shift
+jobs="${MUTANTS_JOBS:-2}"
+# The property tests' cases (100,000 for the differential and snapshot tests otherwise):
+# every mutant the full counts catch is caught within this many (docs/testing.md).
+export PROPTEST_CASES="${PROPTEST_CASES:-10000}"
+
+common=(--profile mutants --jobs "$jobs" --cargo-test-arg=--lib --cargo-test-arg=--tests)
+
+core() {
+    mkdir -p target/mutants/core
+    # The core's unit tests and the tests crate's integration tests; not the trybuild
+    # suite (`ui`), which tests the macro's messages and would rebuild for every mutant.
+    # A loaded machine runs the tests slowly: a floor of 120 s keeps that from counting as
+    # a timeout. `|` turned into `^` is left out: in these files every `|` joins disjoint
+    # bit fields (the state word's flags, the snapshot's flag byte), where the two are the
+    # same operation (docs/testing.md lists the 18 mutants).
+    cargo mutants "${common[@]}" --output target/mutants/core --minimum-test-timeout 120 \
+        --exclude-re 'replace \| with \^' \
+        --package breaker-core \
+        -f breaker-core/src/breaker/machine.rs -f breaker-core/src/breaker/layout.rs -f breaker-core/src/breaker/shared.rs \
+        -f breaker-core/src/breaker/single.rs -f breaker-core/src/breaker/word.rs \
+        -f breaker-core/src/breaker/snapshot.rs -f breaker-core/src/breaker/policy.rs -f breaker-core/src/breaker/time.rs \
+        --test-package breaker-core --test-package tests \
+        "$@" -- -- --skip ui --exact
+}
+
+macros() {
+    mkdir -p target/mutants/macros
+    # The macro crate's unit tests and the tests crate's, trybuild's compile-error suite
+    # included (it rebuilds every case for a mutant: minutes on a loaded machine).
+    cargo mutants "${common[@]}" --output target/mutants/macros --minimum-test-timeout 900 \
+        --package breaker-macros \
+        -f breaker-macros/src/args.rs -f breaker-macros/src/duration.rs -f breaker-macros/src/validate.rs \
+        --test-package breaker-macros --test-package tests \
+        "$@"
+}
+
+case "$which" in
+    core) core "$@" ;;
+    macros) macros "$@" ;;
+    all)
+        status=0
+        core "$@" || status=$?
+        macros "$@" || status=$?
+        exit "$status"
+        ;;
+    *)
+        echo "usage: $0 [core|macros|all] [cargo-mutants arguments]" >&2
+        exit 2
+        ;;
+esac

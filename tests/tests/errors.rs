@@ -1,0 +1,67 @@
+//! A refused or failed call as a value: how `CallError` and `Refused` print, what they
+//! chain to as errors, and how the call's own error is taken back out.
+
+use std::error::Error as _;
+use std::fmt;
+
+use breaker_core::{
+    CallError, Classify, Duration, Instant, ManualClock, Policy, RefusalReason, Refused, SharedBreaker,
+};
+
+#[derive(Debug, PartialEq)]
+struct Timeout;
+
+impl fmt::Display for Timeout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("upstream timed out")
+    }
+}
+
+impl std::error::Error for Timeout {}
+impl Classify for Timeout {}
+
+const REFUSED: Refused = Refused {
+    reason: RefusalReason::Open,
+    retry_in: Some(Duration::from_secs(3)),
+};
+
+#[test]
+fn the_calls_own_error_comes_back_out() {
+    assert_eq!(CallError::Inner(Timeout).into_inner(), Some(Timeout));
+    assert_eq!(CallError::<Timeout>::Refused(REFUSED).into_inner(), None);
+}
+
+#[test]
+fn a_call_error_prints_as_what_happened() {
+    assert_eq!(CallError::Inner(Timeout).to_string(), "upstream timed out");
+    assert_eq!(
+        CallError::<Timeout>::Refused(REFUSED).to_string(),
+        "circuit breaker open: call refused"
+    );
+    assert_eq!(REFUSED.to_string(), "circuit breaker open: call refused");
+}
+
+#[test]
+fn a_call_error_chains_to_its_cause() {
+    let inner = CallError::Inner(Timeout);
+    assert_eq!(
+        inner.source().map(|e| e.to_string()).as_deref(),
+        Some("upstream timed out")
+    );
+    let refused = CallError::<Timeout>::Refused(REFUSED);
+    let source = refused.source().expect("the refusal");
+    assert_eq!(source.downcast_ref::<Refused>(), Some(&REFUSED));
+    assert!(REFUSED.source().is_none());
+}
+
+#[test]
+fn a_real_refusal_is_the_same_value() {
+    static POLICY: Policy = Policy::new(1, Duration::from_secs(3));
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(Instant::ZERO);
+    assert_eq!(b.call(&clock, || Err::<(), _>(Timeout)), Err(CallError::Inner(Timeout)));
+    assert_eq!(
+        b.call(&clock, || Ok::<_, Timeout>(())),
+        Err(CallError::Refused(REFUSED))
+    );
+}
