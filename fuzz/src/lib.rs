@@ -22,7 +22,9 @@
 //!
 //! [`snapshot_spec`] and [`duration_spec`] are written from the documentation of the
 //! format and of the grammar, without calling the code under test, so that a target can
-//! decide what the right answer is, not only that there was one.
+//! decide what the right answer is, not only that there was one. The state machine's
+//! oracle is the `tests` crate's reference model ([`model`], written from the behaviour
+//! spec), run against both breakers by [`differential`].
 
 #[path = "../../breaker-macros/src/args.rs"]
 pub mod args;
@@ -34,6 +36,16 @@ pub mod errors;
 pub mod retry;
 #[path = "../../breaker-macros/src/validate.rs"]
 pub mod validate;
+#[path = "../../breaker-macros/src/window.rs"]
+pub mod window;
 
 pub mod duration_spec;
 pub mod snapshot_spec;
+
+// The reference model of the single breaker and the driver that runs it against
+// `Breaker` and `SharedBreaker`, compiled from the `tests` crate's files at the same
+// module paths (the driver imports `crate::model`).
+#[path = "../../tests/src/differential.rs"]
+pub mod differential;
+#[path = "../../tests/src/model.rs"]
+pub mod model;

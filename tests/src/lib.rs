@@ -1,10 +1,12 @@
 //! The project's integration tests live in `tests/`. This library carries the workspace
 //! README, so that its examples run as doctests, and what the tests share: the reference
-//! model of the breaker ([`model`]), the number of cases a property test runs ([`cases`]),
+//! model of the breaker ([`model`]) and the driver that runs it against both breakers
+//! ([`differential`]), the number of cases a property test runs ([`cases`]),
 //! the private Redis server the Redis tests start ([`redis_server`]) and the scenario of the
 //! replica processes ([`replica`]).
 #![doc = include_str!("../../README.md")]
 
+pub mod differential;
 pub mod model;
 pub mod redis_server;
 pub mod replica;
