@@ -90,7 +90,7 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core -
     --test loom --test loom_window --test loom_chain
 
 # ---- fuzzing ----------------------------------------------------------------------------
-step "coverage-guided fuzzing: snapshot decoder, duration grammar, attribute arguments (FUZZ_SECONDS each)"
+step "coverage-guided fuzzing: snapshot decoder, duration grammar, attribute arguments, state machine against the model (FUZZ_SECONDS each)"
 bash scripts/fuzz.sh
 
 # ---- no_std -----------------------------------------------------------------------------
