@@ -538,10 +538,10 @@ fn run(w: &Rc<World>, file: &StateFile) {
         tally.rate_limited.get()
     ));
     w.note(format_args!(
-        "the quota; while amber, {} PR review was held back for high-priority triage. Each opening came before",
+        "the quota; while amber, {} PR review was held back for high-priority triage. Each predicted opening",
         tally.refused_quota_low.get()
     ));
-    w.note("Ralph hit the limit, and the restart did not make the breaker forget its cooldown.");
+    w.note("came before Ralph hit the limit, and the restart did not make the breaker forget its cooldown.");
 }
 
 /// Remaining at 14:00:00: the first hour's window began at 13:15:30.

@@ -3,8 +3,8 @@
 
 use breaker_core::registry::{Entry, Table};
 use breaker_core::{
-    Bucket, Counters, Duration, Instant, ManualClock, Phase, Policy, Reason, RefusalReason, Refused, SharedBreaker,
-    Snapshot, State, Transition, WindowSize, WindowSnapshot,
+    Bucket, Counters, Duration, Instant, ManualClock, Phase, Policy, PolicyError, Reason, RefusalReason, Refused,
+    SharedBreaker, Snapshot, State, Transition, WindowSize, WindowSnapshot, Windowed,
 };
 use serde_json::{json, Value};
 
@@ -260,4 +260,23 @@ fn windowed_policies_round_trip_and_nonsense_is_rejected() {
         v["window"].as_object_mut().unwrap().remove("slow_rate");
     })
     .is_err());
+}
+
+#[test]
+fn a_windowed_policy_from_a_configuration_file_is_refused_by_a_breaker_without_a_window() {
+    // A configuration file may hold either kind of policy: the fallible constructors
+    // answer with an error, not a panic, and a windowed breaker takes it.
+    let file = serde_json::to_string(&Policy::failure_rate(
+        50,
+        WindowSize::Calls(20),
+        Duration::from_secs(30),
+    ))
+    .unwrap();
+    let policy: Policy = serde_json::from_str(&file).unwrap();
+    assert_eq!(
+        SharedBreaker::try_with_policy(policy).err(),
+        Some(PolicyError::NeedsWindow)
+    );
+    let breaker = SharedBreaker::try_with_policy_and_observer(policy, Windowed::calls(())).unwrap();
+    assert_eq!(breaker.policy().window().map(|w| w.failure_rate()), Some(50));
 }

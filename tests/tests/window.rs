@@ -660,3 +660,90 @@ impl Clock for CountingClock {
         Instant::ZERO
     }
 }
+
+#[test]
+fn a_windowed_policy_known_only_at_run_time_needs_no_static() {
+    // Owned and behind an `Arc`: the window lives in the `Windowed` observer, the policy
+    // wherever `P` keeps it.
+    let policy = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_secs(30));
+    let owned = SharedBreaker::with_policy_and_observer(policy, Windowed::calls(()));
+    let shared = SharedBreaker::with_policy_and_observer(std::sync::Arc::new(policy), Windowed::calls(()));
+    let clock = ManualClock::new(secs(1));
+    for ok in [true, false, true, false] {
+        let call = || if ok { Ok(()) } else { Err(Verdict::Strike) };
+        let _ = owned.call_classified(&clock, call, |v| *v);
+        let _ = shared.call_classified(&clock, call, |v| *v);
+    }
+    assert_eq!(owned.phase(secs(1)), Phase::Open, "2 failures in 4 calls is 50 %");
+    assert_eq!(shared.phase(secs(1)), Phase::Open);
+    let time =
+        Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(30)).with_min_calls(2);
+    let timed = SharedBreaker::with_policy_and_observer(time, Windowed::time(()));
+    let _ = timed.call_classified(&clock, || Err::<(), _>(Verdict::Strike), |v| *v);
+    let _ = timed.call_classified(&clock, || Err::<(), _>(Verdict::Strike), |v| *v);
+    assert_eq!(timed.phase(secs(1)), Phase::Open);
+}
+
+#[test]
+fn a_policy_without_the_window_it_needs_is_an_error_not_a_panic() {
+    let count = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30));
+    let time = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(30));
+    let strikes = Policy::new(3, Duration::from_secs(30));
+    assert_eq!(
+        SharedBreaker::try_with_policy(count).err(),
+        Some(PolicyError::NeedsWindow)
+    );
+    assert_eq!(
+        SharedBreaker::try_with_policy_and_observer(count, ()).err(),
+        Some(PolicyError::NeedsWindow)
+    );
+    assert_eq!(
+        SharedBreaker::try_with_policy_and_observer(count, Windowed::time(())).err(),
+        Some(PolicyError::NeedsCountWindow)
+    );
+    assert_eq!(
+        SharedBreaker::try_with_policy_and_observer(time, Windowed::calls(())).err(),
+        Some(PolicyError::NeedsTimeWindow)
+    );
+    assert!(SharedBreaker::try_with_policy_and_observer(time, Windowed::time(())).is_ok());
+    assert!(SharedBreaker::try_with_policy(strikes).is_ok());
+    // Consecutive strikes beside a window's storage: the window is unused, the breaker
+    // trips on the third strike in a row as its policy says.
+    let unused = SharedBreaker::try_with_policy_and_observer(strikes, Windowed::calls(())).unwrap();
+    let clock = ManualClock::new(secs(1));
+    for _ in 0..3 {
+        let _ = unused.call_classified(&clock, || Err::<(), _>(Verdict::Strike), |v| *v);
+    }
+    assert_eq!(unused.phase(secs(1)), Phase::Open);
+    assert_eq!(
+        PolicyError::NeedsWindow.to_string(),
+        "this policy trips on a failure rate over a window: build the breaker with `windowed`"
+    );
+}
+
+#[test]
+#[should_panic(expected = "this policy has a count window (WindowSize::Calls): give the breaker `Windowed::calls(..)`")]
+fn the_panicking_constructor_names_the_storage_the_policy_needs() {
+    let count = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30));
+    let _ = SharedBreaker::with_policy_and_observer(count, Windowed::time(()));
+}
+
+#[test]
+fn the_single_owner_breaker_takes_a_run_time_policy_of_either_kind() {
+    let count = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_secs(30));
+    assert_eq!(
+        Breaker::try_with_observer(count, ()).err(),
+        Some(PolicyError::NeedsWindow)
+    );
+    assert_eq!(
+        Breaker::try_with_observer(count, Windowed::time(())).err(),
+        Some(PolicyError::NeedsCountWindow)
+    );
+    let mut b = Breaker::try_with_observer(count, Windowed::calls(())).unwrap();
+    for outcome in [Outcome::Success, Outcome::STRIKE, Outcome::Success, Outcome::STRIKE] {
+        let p = b.try_acquire(secs(1)).unwrap();
+        b.record(p, outcome, secs(1));
+    }
+    assert_eq!(b.phase(secs(1)), Phase::Open);
+    assert!(Breaker::try_with_observer(Policy::new(3, Duration::from_secs(1)), ()).is_ok());
+}

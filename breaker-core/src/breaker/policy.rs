@@ -79,6 +79,18 @@ pub enum PolicyError {
     NotWindowed,
     /// The slow-call duration was zero.
     ZeroSlowCall,
+    /// A failure-rate policy given to a breaker without a window to keep its samples in
+    /// (build it with a [`Windowed`](crate::Windowed) storage).
+    NeedsWindow,
+    /// A consecutive-strike policy given to a constructor of windowed breakers
+    /// ([`SharedBreaker::windowed`](crate::SharedBreaker::windowed)).
+    NeedsNoWindow,
+    /// A policy with a count window ([`WindowSize::Calls`](crate::WindowSize::Calls))
+    /// beside a time window's storage.
+    NeedsCountWindow,
+    /// A policy with a time window ([`WindowSize::Time`](crate::WindowSize::Time)) beside
+    /// a count window's storage.
+    NeedsTimeWindow,
 }
 
 impl PolicyError {
@@ -98,6 +110,18 @@ impl PolicyError {
             PolicyError::MinCallsOutOfRange => "min calls must be at least 1 and at most what the window holds",
             PolicyError::NotWindowed => "min calls and slow calls need a failure-rate window (Policy::failure_rate)",
             PolicyError::ZeroSlowCall => "the slow-call duration must be longer than zero",
+            PolicyError::NeedsWindow => {
+                "this policy trips on a failure rate over a window: build the breaker with `windowed`"
+            }
+            PolicyError::NeedsNoWindow => {
+                "this policy trips on consecutive strikes: build the breaker with `new` or `with_observer`"
+            }
+            PolicyError::NeedsCountWindow => {
+                "this policy has a count window (WindowSize::Calls): give the breaker `Windowed::calls(..)`"
+            }
+            PolicyError::NeedsTimeWindow => {
+                "this policy has a time window (WindowSize::Time): give the breaker `Windowed::time(..)`"
+            }
         }
     }
 
@@ -119,6 +143,18 @@ impl PolicyError {
                 panic!("min calls and slow calls need a failure-rate window (Policy::failure_rate)")
             }
             PolicyError::ZeroSlowCall => panic!("the slow-call duration must be longer than zero"),
+            PolicyError::NeedsWindow => {
+                panic!("this policy trips on a failure rate over a window: build the breaker with `windowed`")
+            }
+            PolicyError::NeedsNoWindow => {
+                panic!("this policy trips on consecutive strikes: build the breaker with `new` or `with_observer`")
+            }
+            PolicyError::NeedsCountWindow => {
+                panic!("this policy has a count window (WindowSize::Calls): give the breaker `Windowed::calls(..)`")
+            }
+            PolicyError::NeedsTimeWindow => {
+                panic!("this policy has a time window (WindowSize::Time): give the breaker `Windowed::time(..)`")
+            }
         }
     }
 }

@@ -9,8 +9,8 @@ use crate::layout::{Core, Ticket};
 use crate::machine::{Builder, Events, Transitions};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{
-    CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, Reason, RefusalReason,
-    Refused, State, Verdict,
+    CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, PolicyError, Reason,
+    RefusalReason, Refused, State, Verdict,
 };
 
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
@@ -69,6 +69,12 @@ use crate::{
 /// assert_eq!(breaker.policy().trip(), 5);
 /// assert_eq!(breaker.call(&StdClock, || Ok::<_, std::io::Error>(1)).unwrap(), 1);
 /// ```
+///
+/// A windowed policy ([`Policy::failure_rate`]) runs with a [`Windowed`] observer, which
+/// holds the window: [`SharedBreaker::with_policy_and_observer`]. A policy that may be of
+/// either kind (read from a file with the `serde` feature, say) goes through
+/// [`SharedBreaker::try_with_policy`] or [`SharedBreaker::try_with_policy_and_observer`],
+/// which answer a policy the breaker cannot run with a [`PolicyError`], not a panic.
 ///
 /// Such a breaker is not listed in the [`registry`](crate::registry), which holds
 /// `static` breakers with a `&'static Policy`.
@@ -190,22 +196,65 @@ impl<P: Borrow<Policy>> SharedBreaker<(), P> {
     /// [the type's documentation](SharedBreaker#a-policy-known-only-at-run-time).
     ///
     /// # Panics
-    /// If the policy is windowed ([`Policy::failure_rate`]): a windowed breaker keeps its
-    /// window in a `static` ([`SharedBreaker::windowed`]).
+    /// If the policy is windowed ([`Policy::failure_rate`]), which needs a window to keep
+    /// its samples in: see [`SharedBreaker::try_with_policy`].
     pub fn with_policy(policy: P) -> SharedBreaker<(), P> {
         window::check_no_window(policy.borrow().rule());
         shared_breaker_init!(policy, ())
     }
+
+    /// [`SharedBreaker::with_policy`], or [`PolicyError::NeedsWindow`] if the policy is
+    /// windowed: for a policy read at run time, which may be either kind. A windowed one
+    /// runs with a [`Windowed`] observer ([`SharedBreaker::try_with_policy_and_observer`]).
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Policy, PolicyError, SharedBreaker, WindowSize};
+    ///
+    /// let rate = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30));
+    /// assert_eq!(SharedBreaker::try_with_policy(rate).err(), Some(PolicyError::NeedsWindow));
+    /// ```
+    pub fn try_with_policy(policy: P) -> Result<SharedBreaker<(), P>, PolicyError> {
+        window::fits_storage(policy.borrow().rule(), None)?;
+        Ok(shared_breaker_init!(policy, ()))
+    }
 }
 
 impl<O: Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
-    /// [`SharedBreaker::with_policy`] with an observer told of every transition.
+    /// [`SharedBreaker::with_policy`] with an observer told of every transition. A
+    /// [`Windowed`] observer gives the breaker its window: a windowed policy known only at
+    /// run time needs no `static` either.
     ///
     /// # Panics
-    /// If the policy is windowed, as [`SharedBreaker::with_policy`].
+    /// If the policy is windowed and the observer holds no window of its kind: see
+    /// [`SharedBreaker::try_with_policy_and_observer`].
     pub fn with_policy_and_observer(policy: P, observer: O) -> SharedBreaker<O, P> {
-        window::check_no_window(policy.borrow().rule());
-        shared_breaker_init!(policy, observer)
+        match Self::try_with_policy_and_observer(policy, observer) {
+            Ok(breaker) => breaker,
+            Err(e) => e.fail(),
+        }
+    }
+
+    /// [`SharedBreaker::with_policy_and_observer`], or an error if the policy is windowed
+    /// and the observer holds no window ([`PolicyError::NeedsWindow`]) or one of the other
+    /// kind ([`PolicyError::NeedsCountWindow`], [`PolicyError::NeedsTimeWindow`]). A
+    /// policy of consecutive strikes runs beside any observer (a window is then unused).
+    ///
+    /// ```
+    /// use breaker_core::{CallError, Duration, ManualClock, Instant, Policy, SharedBreaker, Windowed};
+    ///
+    /// // A policy from a configuration file, say (`serde` reads one from JSON).
+    /// let policy = Policy::failure_rate(50, breaker_core::WindowSize::Calls(4), Duration::from_secs(30));
+    /// let breaker = SharedBreaker::try_with_policy_and_observer(policy, Windowed::calls(())).unwrap();
+    /// let clock = ManualClock::new(Instant::ZERO);
+    /// for ok in [true, false, true, false] {
+    ///     let _ = breaker.call(&clock, || if ok { Ok(()) } else { Err(std::io::Error::other("down")) });
+    /// }
+    /// // Half of the last four calls failed: open.
+    /// assert!(matches!(breaker.call(&clock, || Ok::<_, std::io::Error>(())), Err(CallError::Refused(_))));
+    /// ```
+    pub fn try_with_policy_and_observer(policy: P, observer: O) -> Result<SharedBreaker<O, P>, PolicyError> {
+        window::fits_storage(policy.borrow().rule(), observer.window().map(|w| w.is_time()))?;
+        Ok(shared_breaker_init!(policy, observer))
     }
 }
 

@@ -5,7 +5,7 @@ use core::fmt;
 use crate::layout::{Core, Ticket};
 use crate::machine::{Events, Step};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
-use crate::{Classify, Clock, Instant, Outcome, Phase, Policy, Reason, RefusalReason, State, Transition};
+use crate::{Classify, Clock, Instant, Outcome, Phase, Policy, PolicyError, Reason, RefusalReason, State, Transition};
 
 /// Saturating event counters. None of them ever wraps: each stops at `u32::MAX`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -241,6 +241,16 @@ impl<O: Observer> Breaker<O> {
     pub const fn with_observer(policy: Policy, observer: O) -> Breaker<O> {
         window::check_no_window(policy.rule());
         Breaker::build(policy, observer)
+    }
+
+    /// A closed breaker for a policy of either kind, known only at run time, or an error
+    /// if the policy is windowed and `observer` holds no window of its kind
+    /// ([`PolicyError::NeedsWindow`], [`PolicyError::NeedsCountWindow`],
+    /// [`PolicyError::NeedsTimeWindow`]); a policy of consecutive strikes runs beside any
+    /// observer. See [`SharedBreaker::try_with_policy_and_observer`](crate::SharedBreaker::try_with_policy_and_observer).
+    pub fn try_with_observer(policy: Policy, observer: O) -> Result<Breaker<O>, PolicyError> {
+        window::fits_storage(policy.rule(), observer.window().map(|w| w.is_time()))?;
+        Ok(Breaker::build(policy, observer))
     }
 
     const fn build(policy: Policy, observer: O) -> Breaker<O> {

@@ -187,7 +187,7 @@ use crate::layout::Core;
 use crate::machine::Transition;
 #[cfg(doc)]
 use crate::{Breaker, Reason};
-use crate::{Duration, Instant, Observer, Outcome, Phase, Policy, Verdict};
+use crate::{Duration, Instant, Observer, Outcome, Phase, Policy, PolicyError, Verdict};
 
 /// A window's contents at one instant, for dashboards and tests
 /// ([`SharedBreaker::window_stats`](crate::SharedBreaker::window_stats)).
@@ -295,6 +295,8 @@ pub(crate) mod sealed {
     /// Implemented by [`CallWindow`](super::CallWindow) and
     /// [`TimeWindow`](super::TimeWindow) only.
     pub trait Store: Sync + core::fmt::Debug {
+        /// Whether this is a time window's storage (a count window's otherwise).
+        fn is_time(&self) -> bool;
         /// Adds `sample`, taken under a permit of generation `gen`, at `now`.
         fn push(&self, rule: &Window, gen: u16, sample: Sample, now: Instant) -> Pushed;
         /// Empties the window for generation `gen` (on entering the closed state).
@@ -417,25 +419,48 @@ impl<W: fmt::Debug, O: fmt::Debug> fmt::Debug for Windowed<W, O> {
     }
 }
 
+#[cfg(feature = "defmt")]
+impl<W: defmt::Format, O: defmt::Format> defmt::Format for Windowed<W, O> {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "Windowed {{ window: {}, observer: {} }}", self.window, self.observer)
+    }
+}
+
+/// Whether a breaker whose window storage is `W` can run `rule`: only a window of the
+/// kind `W` holds.
+pub(crate) const fn fits_kind<W: sealed::Kind>(rule: &Window) -> Result<(), PolicyError> {
+    if !rule.is_some() {
+        Err(PolicyError::NeedsNoWindow)
+    } else {
+        fits_storage(rule, Some(W::TIME))
+    }
+}
+
+/// Whether a breaker with window storage of the kind `time` (`None`: no storage) can run
+/// `rule`: a window needs storage of its kind; a policy of consecutive strikes runs beside
+/// any storage, which it ignores.
+pub(crate) const fn fits_storage(rule: &Window, time: Option<bool>) -> Result<(), PolicyError> {
+    match time {
+        _ if !rule.is_some() => Ok(()),
+        None => Err(PolicyError::NeedsWindow),
+        Some(time) if time == rule.is_time() => Ok(()),
+        Some(_) if rule.is_time() => Err(PolicyError::NeedsTimeWindow),
+        Some(_) => Err(PolicyError::NeedsCountWindow),
+    }
+}
+
 /// Panics (a compile error in a `static`) unless `rule` is a window of the kind `W` holds.
 pub(crate) const fn check_kind<W: sealed::Kind>(rule: &Window) {
-    if !rule.is_some() {
-        panic!("this policy trips on consecutive strikes: build the breaker with `new` or `with_observer`");
-    }
-    if rule.is_time() != W::TIME {
-        if W::TIME {
-            panic!("this policy has a count window (WindowSize::Calls): give the breaker `Windowed::calls(..)`");
-        } else {
-            panic!("this policy has a time window (WindowSize::Time): give the breaker `Windowed::time(..)`");
-        }
+    if let Err(e) = fits_kind::<W>(rule) {
+        e.fail()
     }
 }
 
 /// Panics (a compile error in a `static`) if `rule` is a window: the constructors of
 /// breakers without window storage call it.
 pub(crate) const fn check_no_window(rule: &Window) {
-    if rule.is_some() {
-        panic!("this policy trips on a failure rate over a window: build the breaker with `windowed`");
+    if let Err(e) = fits_storage(rule, None) {
+        e.fail()
     }
 }
 

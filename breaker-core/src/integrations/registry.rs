@@ -2,7 +2,7 @@
 //! allocation, no start-up code, and breakers never yet called are listed too.
 //!
 //! Each annotated function places one [`Entry`] in a linker section; the linker gathers
-//! them into one slice (the [`linkme`](https://docs.rs/linkme) crate does the work). On a
+//! them into one slice (the `linkme` crate does the work). On a
 //! host nothing else is needed. A hand-built `static` [`SharedBreaker`] joins the same
 //! table with one line, [`register!`](crate::register).
 //!

@@ -149,11 +149,30 @@ impl fmt::Debug for CallWindow {
     }
 }
 
+#[cfg(feature = "defmt")]
+impl defmt::Format for CallWindow {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        let (fw, sw) = (self.failures.load(Ordering::Acquire), self.slow.load(Ordering::Acquire));
+        defmt::write!(
+            f,
+            "CallWindow {{ gen: {}, calls: {}, failures: {}, slow: {} }}",
+            tag(fw),
+            held(fw),
+            marked(fw),
+            marked(sw)
+        )
+    }
+}
+
 impl Kind for CallWindow {
     const TIME: bool = false;
 }
 
 impl Store for CallWindow {
+    fn is_time(&self) -> bool {
+        false
+    }
+
     // Inlined into the breaker's call path (the breaker knows its window's type there):
     // the steady state is then a load and two tests, with no call.
     #[inline(always)]

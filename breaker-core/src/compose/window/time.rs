@@ -194,11 +194,36 @@ impl fmt::Debug for TimeWindow {
     }
 }
 
+#[cfg(feature = "defmt")]
+impl defmt::Format for TimeWindow {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        defmt::write!(f, "TimeWindow [");
+        for (i, w) in self.words().into_iter().enumerate() {
+            let sep = if i == 0 { "" } else { ", " };
+            defmt::write!(
+                f,
+                "{=str}({}, {}, {}, {}, {})",
+                sep,
+                tag(w),
+                number(w),
+                calls(w),
+                failures(w),
+                slow(w)
+            );
+        }
+        defmt::write!(f, "]");
+    }
+}
+
 impl Kind for TimeWindow {
     const TIME: bool = true;
 }
 
 impl Store for TimeWindow {
+    fn is_time(&self) -> bool {
+        true
+    }
+
     fn push(&self, rule: &Window, gen: u16, sample: Sample, now: Instant) -> Pushed {
         let n = number_at(now, rule.bucket_ms());
         let (fail, slow_one) = match sample {
