@@ -39,12 +39,6 @@ pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     if let (Some(f), Some(path)) = (&func, &config.fallback) {
         fallback::check(&f.sig, path, &mut errors);
-        if config.retry.is_some() {
-            errors.push(syn::Error::new_spanned(
-                path,
-                "`fallback` and `retry` cannot be combined yet: each retried attempt takes the arguments, so none are left to pass to the fallback; drop `retry`, or call the retried function from another annotated with `fallback`",
-            ));
-        }
     }
 
     match (func, shape) {

@@ -58,13 +58,20 @@ pub struct RetryArgs {
 
 /// The checked retry settings, defaults applied.
 pub struct RetryConfig {
-    retries: u32,
-    delay: u32,
-    backoff: u32,
-    max_delay: Option<u32>,
-    jitter: &'static str,
-    budget: Option<u32>,
-    sleep: Option<Path>,
+    /// `retry`: retries after the first attempt.
+    pub retries: u32,
+    /// `retry_delay` in ms.
+    pub delay: u32,
+    /// `retry_backoff`.
+    pub backoff: u32,
+    /// `retry_max_delay` in ms.
+    pub max_delay: Option<u32>,
+    /// `retry_jitter`, as the name of its `breaker_core::Jitter` variant.
+    pub jitter: &'static str,
+    /// `retry_budget` in ms.
+    pub budget: Option<u32>,
+    /// `retry_sleep`.
+    pub sleep: Option<Path>,
 }
 
 /// Parses one retry argument if the input starts with one of their keys; `None` if it

@@ -76,6 +76,14 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         ));
     }
 
+    let retry = crate::retry::config(args.retry, errors);
+    if let (Some(path), Some(_)) = (&args.fallback, &retry) {
+        errors.push(syn::Error::new_spanned(
+            path,
+            "`fallback` and `retry` cannot be combined yet: each retried attempt takes the arguments, so none are left to pass to the fallback; drop `retry`, or call the retried function from another annotated with `fallback`",
+        ));
+    }
+
     Config {
         trip: args.trip.map_or(DEFAULT_TRIP, |s| s.value),
         cooldown,
@@ -90,7 +98,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         clock: args.clock,
         fallback: args.fallback,
         krate: args.krate,
-        retry: crate::retry::config(args.retry, errors),
+        retry,
         window,
     }
 }
@@ -376,6 +384,20 @@ mod tests {
             errors[0].starts_with("`max_cooldown` caps a growing cooldown"),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn fallback_and_retry_do_not_combine() {
+        let (c, errors) = configured("retry = 2, fallback = send_cached");
+        assert_eq!(
+            errors,
+            ["`fallback` and `retry` cannot be combined yet: each retried attempt takes the arguments, so none are left to pass to the fallback; drop `retry`, or call the retried function from another annotated with `fallback`"]
+        );
+        assert!(c.retry.is_some() && c.fallback.is_some());
+        // Each alone is fine; a rejected `retry` is reported once, as itself.
+        assert!(configured("fallback = send_cached").1.is_empty());
+        assert!(configured("retry = 2").1.is_empty());
+        assert_eq!(configured("retry = 0, fallback = send_cached").1.len(), 1);
     }
 
     #[test]

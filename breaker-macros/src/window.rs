@@ -8,9 +8,9 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{Expr, ExprLit, Lit};
+use syn::{Expr, Lit};
 
-use crate::args::{Args, Setting};
+use crate::args::{bare_literal, Args, Setting};
 use crate::duration;
 use crate::errors::Errors;
 
@@ -52,9 +52,11 @@ pub struct Window {
 }
 
 /// `window = N` (calls, 1 to 51) or `window = "10s"` (at least 1 s, whole 10 ms).
+/// Like every literal value, a plain literal: no attribute, no suffix but an integer's
+/// type (`window = 20u8` is fine, `window = 20x` or `window = "10s"ms` is not).
 pub fn size_value(value: &Expr, errors: &mut Errors) -> Option<Size> {
-    match value {
-        Expr::Lit(ExprLit { lit: Lit::Int(int), .. }) => match int.base10_parse::<u32>() {
+    match bare_literal(value) {
+        Some(Lit::Int(int)) => match int.base10_parse::<u32>() {
             Ok(0) => {
                 errors.push(syn::Error::new(
                     int.span(),
@@ -74,7 +76,7 @@ pub fn size_value(value: &Expr, errors: &mut Errors) -> Option<Size> {
                 None
             }
         },
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) => match duration::parse(&s.value()) {
+        Some(Lit::Str(s)) => match duration::parse(&s.value()) {
             Ok(ms) if ms < MIN_WINDOW_MS => {
                 errors.push(syn::Error::new(
                     s.span(),
@@ -103,9 +105,9 @@ pub fn size_value(value: &Expr, errors: &mut Errors) -> Option<Size> {
                 None
             }
         },
-        other => {
+        _ => {
             errors.push(syn::Error::new_spanned(
-                other,
+                value,
                 "`window` takes the number of recent calls to judge (`window = 20`) or a duration string for a time window (`window = \"10s\"`)",
             ));
             None
@@ -265,5 +267,25 @@ mod tests {
         }
         // A bad window reports itself only, not every setting that needed it.
         assert_eq!(check_src("window = 0, failure_rate = 50, min_calls = 3").1.len(), 1);
+    }
+
+    #[test]
+    fn a_window_is_a_bare_literal() {
+        // An attribute or a suffix would be dropped silently: like every other literal
+        // value, the window is refused with one error at the value.
+        for src in [
+            "window = 20x",
+            "window = 20ms",
+            "window = #[cfg(any())] 20",
+            "window = \"10s\"ms",
+            "window = #[a] \"10s\"",
+        ] {
+            let (size, errors) = check_src(src);
+            assert_eq!((size, errors.len()), (None, 1), "{src}: {errors:?}");
+            assert!(errors[0].contains("number of recent calls"), "{src}: {errors:?}");
+        }
+        // A suffix naming an integer type is the integer's type, not a unit.
+        assert_eq!(check_src("window = 20u8").0, Some(Size::Calls(20)));
+        assert_eq!(check_src("window = r\"10s\"").0, Some(Size::Time(10_000)));
     }
 }

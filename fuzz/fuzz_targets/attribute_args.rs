@@ -1,14 +1,21 @@
-//! The attribute's argument parser (`args.rs` + `validate.rs`) on arbitrary token text.
+//! The attribute's argument parser (`args.rs` + `validate.rs`, with `window.rs` and
+//! `retry.rs`) on arbitrary token text.
 //!
 //! Bytes that are UTF-8 and lex as Rust tokens are the argument list of
 //! `#[circuit_breaker(...)]`. The parser must not panic, and must either accept them
 //! with the settings the documentation gives them, or report errors, each pointing at
 //! tokens of the input (only a missing value at the very end may point at the attribute
-//! itself). Which of the two is decided independently, from the argument table in the
-//! documentation of `#[circuit_breaker]`: a comma-separated list of known keys, each at
-//! most once, `log` alone or `= true`/`= false`, the others `= value` with the value one
-//! literal of the documented kind and range (durations by [`duration_spec`]) or a path,
-//! and the cross-argument rules of `backoff` and `max_cooldown`.
+//! itself). Which of the two is decided independently, from the argument table and the
+//! restrictions in the documentation of `#[circuit_breaker]`
+//! (`breaker-core/src/attribute.md`): a comma-separated list of known keys, each at most
+//! once, `log` alone or `= true`/`= false`, the others `= value` with the value one
+//! literal of the documented kind and range (durations by [`duration_spec`]) or a path;
+//! and the rules between arguments: `backoff` and `max_cooldown`; `window` (a count or a
+//! time), what needs it, what it excludes (`trip`) and what bounds it (`min_calls`);
+//! `slow_call` and `slow_rate` together; `retry` and the `retry_*` arguments that need
+//! it, `retry_max_delay` against `retry_delay` (or its default); `fallback` without
+//! `retry`. A `fallback` naming the function itself needs the function, which the
+//! argument list does not have: that rule is not decided here.
 
 #![no_main]
 
@@ -18,6 +25,7 @@ use breaker_fuzz::args;
 use breaker_fuzz::duration_spec::{self, Expect};
 use breaker_fuzz::errors::Errors;
 use breaker_fuzz::validate::{self, Config};
+use breaker_fuzz::window;
 use libfuzzer_sys::fuzz_target;
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -180,8 +188,44 @@ struct Settings {
     name: Option<String>,
     log: bool,
     classify: Option<String>,
+    refused: Option<String>,
     clock: Option<String>,
+    fallback: Option<String>,
     krate: Option<String>,
+    window: Option<Window>,
+    retry: Option<Retry>,
+}
+
+/// A failure-rate window: `window` and its four settings.
+#[derive(Debug, PartialEq, Eq)]
+struct Window {
+    size: Size,
+    failure_rate: u32,
+    /// As given: without it the policy's own default applies.
+    min_calls: Option<u32>,
+    /// `slow_call` (ms) and `slow_rate`, which come together.
+    slow: Option<(u32, u32)>,
+}
+
+/// `window = N` or `window = "duration"`.
+#[derive(Debug, PartialEq, Eq)]
+enum Size {
+    Calls(u32),
+    /// In ms.
+    Time(u32),
+}
+
+/// The retry ladder: `retry` and the `retry_*` settings, defaults applied.
+#[derive(Debug, PartialEq, Eq)]
+struct Retry {
+    retries: u32,
+    delay: u32,
+    backoff: u32,
+    max_delay: Option<u32>,
+    /// The `Jitter` variant: `"full"` is `Full`.
+    jitter: String,
+    budget: Option<u32>,
+    sleep: Option<String>,
 }
 
 impl Settings {
@@ -197,24 +241,59 @@ impl Settings {
             name: c.name.as_ref().map(syn::LitStr::value),
             log: c.log,
             classify: path(&c.classify),
+            refused: path(&c.refused),
             clock: path(&c.clock),
+            fallback: path(&c.fallback),
             krate: path(&c.krate),
+            window: c.window.as_ref().map(|w| Window {
+                size: match w.size {
+                    window::Size::Calls(n) => Size::Calls(n),
+                    window::Size::Time(ms) => Size::Time(ms),
+                },
+                failure_rate: w.failure_rate,
+                min_calls: w.min_calls,
+                slow: w.slow,
+            }),
+            retry: c.retry.as_ref().map(|r| Retry {
+                retries: r.retries,
+                delay: r.delay,
+                backoff: r.backoff,
+                max_delay: r.max_delay,
+                jitter: r.jitter.to_owned(),
+                budget: r.budget,
+                sleep: path(&r.sleep),
+            }),
         }
     }
 }
 
-const KEYS: [&str; 11] = [
+/// Every argument of the table.
+const KEYS: [&str; 25] = [
     "trip",
     "cooldown",
     "probe_lease",
     "probes",
     "backoff",
     "max_cooldown",
+    "window",
+    "failure_rate",
+    "min_calls",
+    "slow_call",
+    "slow_rate",
     "name",
     "log",
     "classify",
+    "refused",
     "clock",
+    "fallback",
     "crate",
+    "retry",
+    "retry_delay",
+    "retry_backoff",
+    "retry_max_delay",
+    "retry_jitter",
+    "retry_budget",
+    "retry_sleep",
 ];
 
 /// The settings the documentation gives these arguments, or why it refuses them.
@@ -259,8 +338,12 @@ fn expected(tokens: &TokenStream) -> Result<Settings, String> {
         name: None,
         log: false,
         classify: path(value("classify"), "classify")?,
+        refused: path(value("refused"), "refused")?,
         clock: path(value("clock"), "clock")?,
+        fallback: path(value("fallback"), "fallback")?,
         krate: path(value("crate"), "crate")?,
+        window: None,
+        retry: None,
     };
     s.probe_lease = duration(value("probe_lease"), "probe_lease")?.unwrap_or(s.cooldown);
     let max_cooldown = duration(value("max_cooldown"), "max_cooldown")?;
@@ -282,11 +365,112 @@ fn expected(tokens: &TokenStream) -> Result<Settings, String> {
         };
     }
     match (max_cooldown, s.backoff) {
-        (Some(max), _) if max < s.cooldown => Err("`max_cooldown` is shorter than `cooldown`".into()),
-        (Some(_), 1) => Err("`max_cooldown` without `backoff` above 1".into()),
-        (None, b) if b > 1 => Err("`backoff` above 1 without `max_cooldown`".into()),
-        _ => Ok(s),
+        (Some(max), _) if max < s.cooldown => return Err("`max_cooldown` is shorter than `cooldown`".into()),
+        (Some(_), 1) => return Err("`max_cooldown` without `backoff` above 1".into()),
+        (None, b) if b > 1 => return Err("`backoff` above 1 without `max_cooldown`".into()),
+        _ => {}
     }
+    s.window = failure_rate_window(&value)?;
+    s.retry = retry_ladder(&value)?;
+    if s.fallback.is_some() && s.retry.is_some() {
+        return Err("`fallback` together with `retry`".into());
+    }
+    Ok(s)
+}
+
+/// `window` and the settings that belong to it, as the table and the restrictions say.
+fn failure_rate_window<'a>(value: &impl Fn(&str) -> Option<&'a [TokenTree]>) -> Result<Option<Window>, String> {
+    let size = match value("window") {
+        None => None,
+        Some(v) => Some(match literal(v) {
+            Some(syn::Lit::Int(_)) => Size::Calls(integer(Some(v), "window", 1..=51)?.expect("given")),
+            Some(syn::Lit::Str(_)) => {
+                let ms = duration(Some(v), "window")?.expect("given");
+                if ms < 1_000 {
+                    return Err(format!("`window` = {ms} ms is shorter than \"1s\""));
+                }
+                if ms % 10 != 0 {
+                    return Err(format!("`window` = {ms} ms is not a whole number of 10 ms"));
+                }
+                Size::Time(ms)
+            }
+            _ => return Err("`window` is neither an integer literal nor a duration string".into()),
+        }),
+    };
+    let failure_rate = integer(value("failure_rate"), "failure_rate", 1..=100)?;
+    let min_calls = integer(value("min_calls"), "min_calls", 1..=10_230)?;
+    let slow_call = duration(value("slow_call"), "slow_call")?;
+    let slow_rate = integer(value("slow_rate"), "slow_rate", 1..=100)?;
+    let Some(size) = size else {
+        for key in ["failure_rate", "min_calls", "slow_call", "slow_rate"] {
+            if value(key).is_some() {
+                return Err(format!("`{key}` without `window`"));
+            }
+        }
+        return Ok(None);
+    };
+    if value("trip").is_some() {
+        return Err("`trip` together with `window`".into());
+    }
+    let slow = match (slow_call, slow_rate) {
+        (Some(call), Some(rate)) => Some((call, rate)),
+        (None, None) => None,
+        (Some(_), None) => return Err("`slow_call` without `slow_rate`".into()),
+        (None, Some(_)) => return Err("`slow_rate` without `slow_call`".into()),
+    };
+    if let (Size::Calls(n), Some(min)) = (&size, min_calls) {
+        if min > *n {
+            return Err(format!("`min_calls` = {min} is more than `window` = {n} holds"));
+        }
+    }
+    Ok(Some(Window {
+        size,
+        failure_rate: failure_rate.unwrap_or(50),
+        min_calls,
+        slow,
+    }))
+}
+
+/// `retry` and the `retry_*` settings, as the table and the restrictions say.
+fn retry_ladder<'a>(value: &impl Fn(&str) -> Option<&'a [TokenTree]>) -> Result<Option<Retry>, String> {
+    let retries = integer(value("retry"), "retry", 1..=255)?;
+    let delay = duration(value("retry_delay"), "retry_delay")?;
+    let backoff = integer(value("retry_backoff"), "retry_backoff", 1..=255)?;
+    let max_delay = duration(value("retry_max_delay"), "retry_max_delay")?;
+    let jitter = match value("retry_jitter") {
+        None => None,
+        Some(v) => Some(match string(v).as_deref() {
+            Some("none") => "None",
+            Some("full") => "Full",
+            Some("equal") => "Equal",
+            Some("decorrelated") => "Decorrelated",
+            _ => return Err("`retry_jitter` is not one of the four strings".into()),
+        }),
+    };
+    let budget = duration(value("retry_budget"), "retry_budget")?;
+    let sleep = path(value("retry_sleep"), "retry_sleep")?;
+    let Some(retries) = retries else {
+        for key in KEYS.iter().filter(|k| k.starts_with("retry_")) {
+            if value(key).is_some() {
+                return Err(format!("`{key}` without `retry`"));
+            }
+        }
+        return Ok(None);
+    };
+    // `retry_max_delay` caps `retry_delay` as given, or its default.
+    let delay = delay.unwrap_or(100);
+    if max_delay.is_some_and(|max| max < delay) {
+        return Err("`retry_max_delay` is shorter than `retry_delay`".into());
+    }
+    Ok(Some(Retry {
+        retries,
+        delay,
+        backoff: backoff.unwrap_or(2),
+        max_delay,
+        jitter: jitter.unwrap_or("None").to_owned(),
+        budget,
+        sleep,
+    }))
 }
 
 /// `= <one literal>`: that literal.

@@ -4,11 +4,12 @@
 //!
 //! `breaker-macros` is a `proc-macro` crate: it can be loaded by the compiler but not
 //! linked into a program, so a fuzz target cannot call it. Its argument parser, however,
-//! lives in plain modules (`args.rs`, `validate.rs`, `duration.rs`, `errors.rs`, and the
-//! `retry_*` arguments' `retry.rs`) that use
+//! lives in plain modules (`args.rs`, `validate.rs`, `duration.rs`, `errors.rs`, the
+//! window's `window.rs` and the `retry_*` arguments' `retry.rs`) that use
 //! `proc_macro2` and `syn`, never `proc_macro`. They are compiled here a second time,
 //! from the same files, at the same module paths (`crate::args`, `crate::duration`, ...),
-//! so their `crate::` imports resolve unchanged. The macro crate is not modified; if it
+//! so their `crate::` imports resolve unchanged. The macro crate has no fuzzing hooks
+//! (the settings are read from its configurations' `pub` fields); if it
 //! moves a file or gives these modules a new `crate::` dependency, this crate stops
 //! compiling rather than fuzzing stale code.
 //!

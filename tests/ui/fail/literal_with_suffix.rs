@@ -29,9 +29,24 @@ fn retried() -> Result<(), Error> {
     Ok(())
 }
 
+#[circuit_breaker(window = 20x)]
+fn windowed() -> Result<(), Error> {
+    Ok(())
+}
+
+#[circuit_breaker(window = "10s"ms)]
+fn timed() -> Result<(), Error> {
+    Ok(())
+}
+
 // A suffix naming an integer type is fine.
 #[circuit_breaker(trip = 3u8)]
 fn typed() -> Result<(), Error> {
+    Ok(())
+}
+
+#[circuit_breaker(window = 20u8)]
+fn typed_window() -> Result<(), Error> {
     Ok(())
 }
 

@@ -19,4 +19,9 @@ fn logged() -> Result<(), Error> {
     Ok(())
 }
 
+#[circuit_breaker(window = #[cfg(any())] 20)]
+fn windowed() -> Result<(), Error> {
+    Ok(())
+}
+
 fn main() {}
