@@ -7,6 +7,7 @@ use core::fmt;
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::layout::{Core, Ticket};
 use crate::machine::{Builder, Events, Transitions};
+use crate::padded::Padded;
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{
     CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, Reason, RefusalReason,
@@ -81,8 +82,10 @@ pub struct SharedBreaker<O: ?Sized + Observer = (), P = &'static Policy> {
 struct Inner<P> {
     word: AtomicU64,
     /// Failures, skips, trips, probes, lease expiries: indexed like the low bits of
-    /// [`Events`], so that counting a step is one loop over its bits.
-    counts: [AtomicU32; Events::SHARED_COUNTED],
+    /// [`Events`], so that counting a step is one loop over its bits. On a cache line of
+    /// their own (hosted targets): a refusal's skip count does not take the word's line
+    /// away from the cores reading it.
+    counts: Padded<[AtomicU32; Events::SHARED_COUNTED]>,
     policy: P,
 }
 
@@ -119,13 +122,13 @@ macro_rules! shared_breaker_init {
         SharedBreaker {
             inner: Inner {
                 word: AtomicU64::new(Core::INITIAL.pack()),
-                counts: [
+                counts: Padded([
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
-                ],
+                ]),
                 policy: $policy,
             },
             observer: $observer,
@@ -243,7 +246,7 @@ impl<P: Borrow<Policy>> Inner<P> {
 
     fn count(&self, e: &Events) {
         let mut bits = e.bits();
-        for counter in &self.counts {
+        for counter in self.counts.iter() {
             if bits & 1 != 0 {
                 bump(counter);
             }
@@ -251,10 +254,19 @@ impl<P: Borrow<Policy>> Inner<P> {
         }
     }
 
-    /// Counts one refused call.
+    /// Counts one call refused on the refusal fast path (open and cooling down, or forced
+    /// open) with a plain load and store, not a locked read-modify-write: a refusal stays
+    /// as cheap as a load of the word and a clock read. Exact for one caller at a time
+    /// (and saturating at `u32::MAX`); refusals on two cores at the same instant may count
+    /// as one. Refusals that go through a transition step are counted exactly.
     #[inline(always)]
     fn count_skip(&self) {
-        bump(self.counter(Events::SKIPPED));
+        let skips = self.counter(Events::SKIPPED);
+        // Saturating: at `u32::MAX` the add wraps to zero, and nothing is written.
+        let n = skips.load(Ordering::Relaxed).wrapping_add(1);
+        if n != 0 {
+            skips.store(n, Ordering::Relaxed);
+        }
     }
 
     /// The counter of `event`, one of the low [`Events::SHARED_COUNTED`] bits.
@@ -360,18 +372,26 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         }
     }
 
-    /// The gate off the hot path: one clock read. Open and cooling down, the refusal is
-    /// settled right here, exactly as `Core::acquire` would settle it (a refusal that
-    /// changes nothing but the skip count), with no compare-and-swap and no `Step`;
-    /// anything else takes the full transition, out of line.
+    /// The gate off the hot path. Open and cooling down (one clock read), or forced open
+    /// (no clock read), the refusal is settled right here, exactly as `Core::acquire`
+    /// would settle it (a refusal that changes nothing but the skip count), with no
+    /// compare-and-swap and no `Step`; anything else takes the full transition, out of
+    /// line, after one clock read.
     #[inline(always)]
     fn gate<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
-        let now = clock.now();
-        if let Some(refused) = Core::cooling_refusal(w, self.inner.policy(), now) {
+        if w & Core::COOLING_MASK == Core::COOLING_BITS {
+            let now = clock.now();
+            if let Some(refused) = Core::cooling_refusal(w, self.inner.policy(), now) {
+                self.inner.count_skip();
+                return Err(refused);
+            }
+            return self.acquire_slow(now);
+        }
+        if let Some(refused) = Core::forced_refusal(w) {
             self.inner.count_skip();
             return Err(refused);
         }
-        self.acquire_slow(now)
+        self.acquire_slow(clock.now())
     }
 
     /// The full gate transition, out of line so that callers' loops keep their registers.
@@ -448,7 +468,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         let Some(ticket) = Core::hot_ticket(w) else {
             // Open, or half-open: a refusal, or a probe under a guard.
             let ticket = self.gate(w, clock).map_err(CallError::Refused)?;
-            return self.call_slow(clock, ticket, f, classify);
+            return self.call_slow(clock, ticket, f, classify, CallError::Inner);
         };
         // Closed (a windowed policy keeps no strikes, so closed is always "hot"): a call
         // that never answers is neutral, which changes nothing; no guard is needed.
@@ -490,29 +510,142 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
+        self.call_inner::<T, E, CallError<E>, false>(clock, f, classify, CallError::Inner, CallError::Refused)
+    }
+
+    /// [`SharedBreaker::call_classified`] for a function that answers with its own error
+    /// type: a refusal becomes that error through `refused`, and the call's own error is
+    /// returned as it is, with no [`CallError`] to unwrap. `#[circuit_breaker]` expands
+    /// to it.
+    ///
+    /// Everything but the closed-state path (a refusal, a probe, a failure, a success that
+    /// finds strikes pending) runs out of line and is reached by a jump, so a function
+    /// that wraps its body in this and is not inlined (called from many places) needs no
+    /// stack frame of its own on that path: one load and test of the state word before
+    /// the call, one after. [`SharedBreaker::call_classified`] settles a refusal inline
+    /// instead, which suits a call inlined into its caller's loop.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, ManualClock, Instant, Policy, Refused, SharedBreaker, Verdict};
+    ///
+    /// static RADIO: SharedBreaker = SharedBreaker::new(&Policy::new(1, Duration::from_secs(30)));
+    /// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// enum SendError { Nack, Refused(Refused) }
+    ///
+    /// fn send(ok: bool) -> Result<u8, SendError> {
+    ///     RADIO.call_mapped(&CLOCK, || if ok { Ok(1) } else { Err(SendError::Nack) }, |_| Verdict::Strike, SendError::Refused)
+    /// }
+    /// assert_eq!(send(true), Ok(1));
+    /// assert_eq!(send(false), Err(SendError::Nack)); // trips (trip = 1)
+    /// assert!(matches!(send(true), Err(SendError::Refused(_))));
+    /// ```
+    #[inline]
+    pub fn call_mapped<T, E>(
+        &self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+        refused: impl FnOnce(Refused) -> E,
+    ) -> Result<T, E> {
+        self.call_inner::<T, E, E, true>(clock, f, classify, |e| e, refused)
+    }
+
+    /// The one call path of [`SharedBreaker::call_classified`] and
+    /// [`SharedBreaker::call_mapped`]: the call's error becomes `R` through `inner`, a
+    /// refusal through `refused`. `OUT_OF_LINE`: everything off the closed-state path (the
+    /// gate, a failure's report, a late success's) runs out of line, reached by a jump
+    /// (for a caller that is itself out of line), instead of inline (for a caller's loop,
+    /// where a refusal then costs no call).
+    #[inline(always)]
+    fn call_inner<T, E, R, const OUT_OF_LINE: bool>(
+        &self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+        inner: impl FnOnce(E) -> R,
+        refused: impl FnOnce(Refused) -> R,
+    ) -> Result<T, R> {
         // Decided by the observer's type: without a window this is not compiled in.
         if let Some(window) = window::of(&self.observer, self.inner.policy().rule()) {
-            return self.call_windowed(window, clock, f, classify);
-        }
-        let w = self.inner.word.load(Ordering::Acquire);
-        if let Some(ticket) = Core::hot_ticket(w) {
-            // Closed, nothing pending: no permit guard is needed, since a call that never
-            // answers in Closed is neutral, which changes nothing here.
-            return match f() {
-                Ok(v) => {
-                    if self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK != 0 {
-                        self.record_ticket(ticket, Outcome::Success, clock.now());
-                    }
-                    Ok(v)
-                }
-                Err(e) => {
-                    self.record_ticket(ticket, Outcome::Error(classify(&e)), clock.now());
-                    Err(CallError::Inner(e))
-                }
+            return match self.call_windowed(window, clock, f, classify) {
+                Ok(v) => Ok(v),
+                Err(CallError::Inner(e)) => Err(inner(e)),
+                Err(CallError::Refused(r)) => Err(refused(r)),
             };
         }
-        let ticket = self.gate(w, clock).map_err(CallError::Refused)?;
-        self.call_slow(clock, ticket, f, classify)
+        let w = self.inner.word.load(Ordering::Acquire);
+        if Core::hot_ticket(w).is_none() {
+            // Open, or half-open: a refusal, or a probe under a guard.
+            if OUT_OF_LINE {
+                return self.call_gated(w, clock, f, classify, inner, refused);
+            }
+            return match self.gate(w, clock) {
+                Ok(ticket) => self.call_slow(clock, ticket, f, classify, inner),
+                Err(r) => Err(refused(r)),
+            };
+        }
+        // Closed, nothing pending: no permit guard is needed, since a call that never
+        // answers in Closed is neutral, which changes nothing here. Everything but the
+        // success that finds the word still hot is out of line, reached by a jump.
+        match f() {
+            Ok(v) => {
+                if !Core::is_hot(self.inner.word.load(Ordering::Acquire)) {
+                    if OUT_OF_LINE {
+                        return self.closed_report(w, Ok(v), classify, clock, inner);
+                    }
+                    self.record_ticket(Core::closed_ticket(w), Outcome::Success, clock.now());
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                if OUT_OF_LINE {
+                    return self.closed_report(w, Err(e), classify, clock, inner);
+                }
+                self.record_ticket(Core::closed_ticket(w), Outcome::Error(classify(&e)), clock.now());
+                Err(inner(e))
+            }
+        }
+    }
+
+    /// [`SharedBreaker::call_inner`] off the hot path, out of line: a refusal, or a
+    /// half-open probe under a guard.
+    #[inline(never)]
+    fn call_gated<T, E, R, C: Clock>(
+        &self,
+        w: u64,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+        inner: impl FnOnce(E) -> R,
+        refused: impl FnOnce(Refused) -> R,
+    ) -> Result<T, R> {
+        match self.gate(w, clock) {
+            Ok(ticket) => self.call_slow(clock, ticket, f, classify, inner),
+            Err(r) => Err(refused(r)),
+        }
+    }
+
+    /// The report of a closed-state call admitted on the hot path (in word `w`) that
+    /// failed, or succeeded but found strikes pending when it returned (another call
+    /// failed meanwhile): out of line, reached by a jump, answering for the caller.
+    #[cold]
+    #[inline(never)]
+    fn closed_report<T, E, R, C: Clock>(
+        &self,
+        w: u64,
+        result: Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+        clock: &C,
+        inner: impl FnOnce(E) -> R,
+    ) -> Result<T, R> {
+        let outcome = match &result {
+            Ok(_) => Outcome::Success,
+            Err(e) => Outcome::Error(classify(e)),
+        };
+        self.record_ticket(Core::closed_ticket(w), outcome, clock.now());
+        result.map_err(inner)
     }
 
     /// [`SharedBreaker::call_classified`] for a call whose fallback needs what the call
@@ -610,13 +743,14 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     // Cold: keeps the closed-state loop of a caller one straight block.
     #[cold]
     #[inline(never)]
-    fn call_slow<T, E, C: Clock>(
+    fn call_slow<T, E, R, C: Clock>(
         &self,
         clock: &C,
         ticket: Ticket,
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
-    ) -> Result<T, CallError<E>> {
+        inner: impl FnOnce(E) -> R,
+    ) -> Result<T, R> {
         let permit = Permit::new(self, clock, ticket);
         match f() {
             Ok(v) => {
@@ -625,7 +759,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
             }
             Err(e) => {
                 permit.record(Outcome::Error(classify(&e)));
-                Err(CallError::Inner(e))
+                Err(inner(e))
             }
         }
     }
