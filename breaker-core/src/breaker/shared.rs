@@ -343,8 +343,15 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         let w = self.inner.word.load(Ordering::Acquire);
         match Core::hot_ticket(w) {
             Some(ticket) => Ok(ticket),
-            None => self.gate(w, clock),
+            None => self.gate_out_of_line(w, clock),
         }
+    }
+
+    /// [`SharedBreaker::gate`], out of line: a permit's closed-state path (the retry
+    /// ladder's loop, an `async` call) keeps its registers.
+    #[inline(never)]
+    fn gate_out_of_line<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
+        self.gate(w, clock)
     }
 
     /// Reports the outcome of a call admitted with `ticket`: a success in Closed with
