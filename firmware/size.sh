@@ -4,7 +4,9 @@
 # functions and with the feature `no-breakers` (same functions, no attribute, no
 # registry dump), and prints text/data/bss of both, the difference, where the
 # difference goes (by symbol), and whether the breaker build pulls in
-# `core::fmt` formatting machinery (exit 1 if it does). Then, as a report that never
+# `core::fmt` formatting machinery (exit 1 if it does), and whether any capability the
+# firmware does not use (quota gauge, fallback chain, router, retry ladder, failure-rate
+# window) put a symbol in it (exit 1 if one did). Then, as a report that never
 # fails, the embedded-hal adapter's cost: m3's `hal` test built through `Guarded`, with
 # the same breakers wrapped by hand, and unguarded.
 #

@@ -8,6 +8,8 @@ use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::layout::{Core, Ticket};
 use crate::machine::{Builder, Events, Transitions};
 use crate::padded::Padded;
+#[cfg(not(target_os = "none"))]
+use crate::padded::{skip_slot, SKIP_SLOTS};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{
     CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, Reason, RefusalReason,
@@ -86,6 +88,10 @@ struct Inner<P> {
     /// their own (hosted targets): a refusal's skip count does not take the word's line
     /// away from the cores reading it.
     counts: Padded<[AtomicU32; Events::SHARED_COUNTED]>,
+    /// The refusal fast path's skips, one cache line each, chosen by the caller's stack
+    /// (hosted targets; bare metal counts them in `counts`).
+    #[cfg(not(target_os = "none"))]
+    fast_skips: [Padded<AtomicU32>; SKIP_SLOTS],
     policy: P,
 }
 
@@ -129,6 +135,13 @@ macro_rules! shared_breaker_init {
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                 ]),
+                #[cfg(not(target_os = "none"))]
+                fast_skips: [
+                    Padded(AtomicU32::new(0)),
+                    Padded(AtomicU32::new(0)),
+                    Padded(AtomicU32::new(0)),
+                    Padded(AtomicU32::new(0)),
+                ],
                 policy: $policy,
             },
             observer: $observer,
@@ -255,18 +268,38 @@ impl<P: Borrow<Policy>> Inner<P> {
     }
 
     /// Counts one call refused on the refusal fast path (open and cooling down, or forced
-    /// open) with a plain load and store, not a locked read-modify-write: a refusal stays
-    /// as cheap as a load of the word and a clock read. Exact for one caller at a time
-    /// (and saturating at `u32::MAX`); refusals on two cores at the same instant may count
-    /// as one. Refusals that go through a transition step are counted exactly.
+    /// open) with a plain load and store, not a locked read-modify-write, in the skip slot
+    /// of the caller's stack (its own cache line on hosted targets): a refusal stays as
+    /// cheap as a load of the word and a clock read, and threads refused at the same time
+    /// do not fight over one line. Exact for one caller at a time (each slot saturates at
+    /// `u32::MAX`); two refusals at the same instant by two threads that share a slot may
+    /// count as one. Refusals that go through a transition step are counted exactly.
     #[inline(always)]
     fn count_skip(&self) {
-        let skips = self.counter(Events::SKIPPED);
+        let skips = self.fast_skip_counter();
         // Saturating: at `u32::MAX` the add wraps to zero, and nothing is written.
         let n = skips.load(Ordering::Relaxed).wrapping_add(1);
         if n != 0 {
             skips.store(n, Ordering::Relaxed);
         }
+    }
+
+    /// The skip slot of the caller's stack (hosted targets).
+    #[cfg(not(target_os = "none"))]
+    #[inline(always)]
+    fn fast_skip_counter(&self) -> &AtomicU32 {
+        let here = 0u8;
+        match self.fast_skips.get(skip_slot(core::ptr::addr_of!(here) as usize)) {
+            Some(slot) => slot,
+            None => self.counter(Events::SKIPPED),
+        }
+    }
+
+    /// The skip counter (bare metal: one core, one counter).
+    #[cfg(target_os = "none")]
+    #[inline(always)]
+    fn fast_skip_counter(&self) -> &AtomicU32 {
+        self.counter(Events::SKIPPED)
     }
 
     /// The counter of `event`, one of the low [`Events::SHARED_COUNTED`] bits.
@@ -283,11 +316,22 @@ impl<P: Borrow<Policy>> Inner<P> {
         self.load_core().view(self.policy(), now)
     }
 
+    /// The skips: the transition steps' count and the refusal fast path's slots.
+    fn skips(&self) -> u32 {
+        let counted = self.counter(Events::SKIPPED).load(Ordering::Relaxed);
+        #[cfg(not(target_os = "none"))]
+        let counted = self
+            .fast_skips
+            .iter()
+            .fold(counted, |sum, slot| sum.saturating_add(slot.load(Ordering::Relaxed)));
+        counted
+    }
+
     fn counters(&self) -> Counters {
         let get = |event: u8| self.counter(event).load(Ordering::Relaxed);
         Counters {
             failures: get(Events::FAILURE),
-            skips: get(Events::SKIPPED),
+            skips: self.skips(),
             trips: get(Events::TRIP),
             probes: get(Events::PROBE_GRANTED),
             lease_expiries: get(Events::LEASE_EXPIRED),
@@ -305,6 +349,10 @@ impl<P: Borrow<Policy>> Inner<P> {
             (Events::LEASE_EXPIRED, counters.lease_expiries),
         ] {
             self.counter(event).store(value, Ordering::Relaxed);
+        }
+        #[cfg(not(target_os = "none"))]
+        for slot in &self.fast_skips {
+            slot.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -799,6 +847,14 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
 
     /// The counters this breaker keeps (see the type's documentation for the three it
     /// reports as zero).
+    ///
+    /// `skips` is exact for one caller at a time. A refusal while cooling down or forced
+    /// open is counted with a plain load and store, not a locked add, in one of a few
+    /// slots (one cache line each on hosted targets) chosen by the caller's stack, so that
+    /// a refusal costs no more than a load of the state word and a clock read, and threads
+    /// refused at the same time usually write lines of their own: two refusals at the same
+    /// instant by two threads that share a slot may count as one. Every other count is
+    /// exact.
     pub fn counters(&self) -> Counters {
         self.inner.counters()
     }
