@@ -7,6 +7,8 @@
 //! * no mode: the full benchmark; prints the tables (5-10 s of run time on 2 cores).
 //! * `--two-threads [ROUNDS]`: only the two-thread rows and their one-thread partners, with
 //!   more rounds (default 60), since few two-thread samples survive on a busy machine.
+//! * `--rejected [ROUNDS]`: only the rejected rows (one and two threads), with more rounds
+//!   (default 60): a refusal is mostly a clock read, whose cost moves with the machine's load.
 //! * `--icount CASE COUNT`: runs one single-thread case for `COUNT` calls and exits. Used by
 //!   `bench/callgrind.sh`, which runs it twice under callgrind with different counts and
 //!   divides the difference of the instruction totals by the difference of the counts.
@@ -1040,9 +1042,20 @@ fn usage() -> ! {
     eprintln!("usage: peers [--bench]              run the full benchmark");
     eprintln!("       peers --two-threads [ROUNDS]  only the two-thread rows and their one-thread partners");
     eprintln!("                                     (default {TWO_THREAD_ROUNDS} rounds)");
+    eprintln!("       peers --rejected [ROUNDS]     only the rejected rows, one and two threads");
+    eprintln!("                                     (default {TWO_THREAD_ROUNDS} rounds)");
     eprintln!("       peers --icount CASE COUNT     run one case COUNT times (for callgrind.sh)");
     eprintln!("       peers --list                  list the cases --icount accepts");
     std::process::exit(2);
+}
+
+/// The rejected rows, one and two threads (`--rejected`): a refusal is mostly a clock read,
+/// whose cost moves with the machine's load, so its comparison with reference B wants more
+/// rounds than the full run gives it.
+fn rejected_only() -> Vec<&'static Case> {
+    all_cases()
+        .filter(|c| matches!(c.group, Group::Rejected | Group::RejectedTwoThreads))
+        .collect()
 }
 
 fn main() {
@@ -1064,6 +1077,8 @@ fn main() {
             let (cases, rounds) = two_thread_only(rounds.parse().unwrap_or_else(|_| usage()));
             (cases, rounds.max(1), false)
         }
+        ["--rejected"] => (rejected_only(), TWO_THREAD_ROUNDS, false),
+        ["--rejected", rounds] => (rejected_only(), rounds.parse::<usize>().unwrap_or_else(|_| usage()).max(1), false),
         ["--list"] => {
             for c in all_cases().filter(|c| !c.group.two_threads()) {
                 println!("{}\t{}", c.key, c.label);
