@@ -1078,7 +1078,11 @@ fn main() {
             (cases, rounds.max(1), false)
         }
         ["--rejected"] => (rejected_only(), TWO_THREAD_ROUNDS, false),
-        ["--rejected", rounds] => (rejected_only(), rounds.parse::<usize>().unwrap_or_else(|_| usage()).max(1), false),
+        ["--rejected", rounds] => (
+            rejected_only(),
+            rounds.parse::<usize>().unwrap_or_else(|_| usage()).max(1),
+            false,
+        ),
         ["--list"] => {
             for c in all_cases().filter(|c| !c.group.two_threads()) {
                 println!("{}\t{}", c.key, c.label);

@@ -182,8 +182,8 @@ impl Core {
         }
     }
 
-    /// Whether the packed word `w` is Closed with no strikes pending (the flags' low 12
-    /// bits, tested as a 32-bit value: one `test` of the word in memory on x86-64).
+    /// Whether the packed word `w` is Closed with no strikes pending: the test of
+    /// [`Core::hot_ticket`], on the flags' half of the word.
     #[inline(always)]
     pub const fn is_hot(w: u64) -> bool {
         (w as u32) & (Self::HOT_MASK as u32) == 0
