@@ -59,6 +59,11 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ref-b
         ref-b0
         ours-rejected
+        ours-forced
+        outline-plain
+        outline-macro
+        outline-by-hand
+        outline-refused
         failsafe-rejected
         recloser-rejected
         ladder-closure
@@ -150,11 +155,13 @@ check() { # label, case, reference case, allowed extra instructions
             l, c, x, r, y, d, b, (d <= b + 0.05 ? "MET" : "MISSED")
     }'
 }
-# The issue's targets are the peers benchmark's.
+# The targets are the peers benchmark's.
 [[ $BENCH == peers ]] && echo "### Instruction targets (those whose two cases were run)" && echo
 check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
-check "macro-wrapped vs SharedBreaker::call by hand" macro-closed ours-closed 2
+check "macro-wrapped (inlined into its one caller's loop) vs SharedBreaker::call by hand" macro-closed ours-closed 2
+check "#[circuit_breaker] fn out of line (can fail, two call sites) vs the same fn unguarded" outline-macro outline-plain 5
+check "force_open refusal vs an ordinary refusal" ours-forced ours-rejected 0
 check "ladder, first-attempt success, vs SharedBreaker::call alone" ladder-first-ok ladder-breaker 3
 check "RedisBreaker::call closed vs SharedBreaker::call (the local figure)" replicas-redis replicas-local 0
 for c in backon-first-ok backon-breaker-first-ok ladder-first-ok-budget; do

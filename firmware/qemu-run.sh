@@ -23,10 +23,17 @@ case "$ELF" in
     *) MACHINE=(-cpu cortex-m3 -machine lm3s6965evb) ;;         # Cortex-M3 (LM3S6965)
 esac
 
+# The `icount` tests count instructions: QEMU's virtual clock (which SysTick counts)
+# then advances one nanosecond per instruction executed.
+ICOUNT=()
+case "$(basename "$ELF")" in
+    icount-*) ICOUNT=(-icount shift=0) ;;
+esac
+
 # pipefail makes QEMU's failure (or timeout's 124) the pipeline's status even
 # though defmt-print, which just sees its input end, exits 0.
 status=0
-timeout "$TIMEOUT" qemu-system-arm "${MACHINE[@]}" -nographic \
+timeout "$TIMEOUT" qemu-system-arm "${MACHINE[@]}" "${ICOUNT[@]}" -nographic \
     -semihosting-config enable=on,target=native -kernel "$ELF" \
     | defmt-print -e "$ELF" || status=$?
 

@@ -4,7 +4,9 @@
 # functions and with the feature `no-breakers` (same functions, no attribute, no
 # registry dump), and prints text/data/bss of both, the difference, where the
 # difference goes (by symbol), and whether the breaker build pulls in
-# `core::fmt` formatting machinery (exit 1 if it does). Then, as a report that never
+# `core::fmt` formatting machinery (exit 1 if it does), and whether any capability the
+# firmware does not use (quota gauge, fallback chain, router, retry ladder, failure-rate
+# window) put a symbol in it (exit 1 if one did). Then, as a report that never
 # fails, the embedded-hal adapter's cost: m3's `hal` test built through `Guarded`, with
 # the same breakers wrapped by hand, and unguarded.
 #
@@ -39,6 +41,9 @@ FMT_SLACK=64
 FMT_RE='core::fmt|core\.\.fmt|Formatter'
 fmt_bytes() { awk -v re="$FMT_RE" '$3 ~ /^[tTrR]$/ && $0 ~ re { s += $2 } END { print s + 0 }' "$1"; }
 fmt_names() { awk -v re="$FMT_RE" '$3 ~ /^[tTrR]$/ && $0 ~ re { print substr($0, index($0, $4)) }' "$1" | sed -E 's/::h[0-9a-f]{16}//' | sort -u; }
+
+# Symbols of the capabilities the measured firmware does not use.
+UNUSED_RE='breaker_core::compose::|QuotaGauge|QuotaGuard|QuotaLog|FallbackChain|HealthRouter|RetryPolicy|Ladder|Climb|WindowStore|CountWindow|TimeWindow|Windowed|breaker_embedded::(quota_log|sleep)'
 
 status=0
 
@@ -120,6 +125,23 @@ measure() {
     else
         echo "   ok: no formatting machinery added (at most a shim of $FMT_SLACK B)"
     fi
+    # The capabilities this firmware does not use (quota gauge and guard, fallback chain,
+    # health router, retry ladder, failure-rate window) must add none of their code to it.
+    echo "-- capabilities not used here (quota gauge, fallback chain, router, retry ladder, window)"
+    local unused
+    unused=$(awk -v re="$UNUSED_RE" '$3 ~ /^[tTrRdDbB]$/ && $0 ~ re { printf "%6d B  %s\n", $2, substr($0, index($0, $4)) }' \
+        "$out/breakers.nm" | sed -E 's/::h[0-9a-f]{16}//')
+    if [[ -n $unused ]]; then
+        echo "   FAIL: their code is in the firmware:"
+        sed 's/^/     /' <<<"$unused"
+        status=1
+    else
+        echo "   ok: none of their symbols in the firmware"
+    fi
+    # The one hook the window keeps in the core: `Observer::window`, a default method
+    # (returns `None`) in the vtable of every observer the registry holds.
+    awk '$3 ~ /^[tT]$/ && $0 ~ /Observer::window/ { s += $2 } END { if (s) printf "   (the observer vtable'"'"'s window hook, `Observer::window`: %d B, counted in the core above)\n", s }' \
+        "$out/breakers.nm"
     if [[ $triple == thumbv7m-none-eabi ]]; then
         if ((subject <= BUDGET)); then
             echo "-- budget: core + registry + two wrapped functions, +$subject B <= $BUDGET B: met"

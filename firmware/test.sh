@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Runs both firmwares on QEMU: `cargo test --release` in m3 (Cortex-M3, embassy
 # executor) and m0 (Cortex-M0, no compare-and-swap), i.e. each package's smoke
-# test and its outage test, and m3's retry-ladder and hal tests (a driver crate over a
-# guarded bus), then the size report (`size.sh`). Exits non-zero on
+# test, its outage test and its instruction counts (`icount`, checked against recorded
+# figures), and m3's retry-ladder and hal tests (a driver crate over a guarded bus), then
+# the size report (`size.sh`). Exits non-zero on
 # any failure: a wrong figure in a firmware, a panic or fault, a firmware still
 # running after $FIRMWARE_TIMEOUT seconds (default 120), formatting machinery
 # pulled in by the breaker code, or the breaker code over its size budget on m3.

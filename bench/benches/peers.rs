@@ -7,6 +7,8 @@
 //! * no mode: the full benchmark; prints the tables (5-10 s of run time on 2 cores).
 //! * `--two-threads [ROUNDS]`: only the two-thread rows and their one-thread partners, with
 //!   more rounds (default 60), since few two-thread samples survive on a busy machine.
+//! * `--rejected [ROUNDS]`: only the rejected rows (one and two threads), with more rounds
+//!   (default 60): a refusal is mostly a clock read, whose cost moves with the machine's load.
 //! * `--icount CASE COUNT`: runs one single-thread case for `COUNT` calls and exits. Used by
 //!   `bench/callgrind.sh`, which runs it twice under callgrind with different counts and
 //!   divides the difference of the instruction totals by the difference of the counts.
@@ -26,10 +28,14 @@ use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use bench::{AllocSnapshot, CountingAlloc, Stats};
 
+#[path = "peers/outline.rs"]
+mod outline;
 /// The failure-rate window's rows (a subject of its own).
 #[path = "peers/window.rs"]
 mod window;
-use breaker_core::{CallError, Classify, Clock, Duration, Instant, Policy, Refused, SharedBreaker, StdClock};
+use breaker_core::{
+    CallError, Classify, Clock, Duration, Instant, Policy, Refused, SharedBreaker, StdClock, WordTicket,
+};
 use failsafe::CircuitBreaker as _;
 
 #[global_allocator]
@@ -38,11 +44,32 @@ static ALLOC: CountingAlloc = CountingAlloc::new();
 /// Trip after 3 consecutive strikes, refuse for 30 s.
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
 
-/// breaker-core's "closed with nothing pending" mask (bits 32..44 of the state word),
-/// repeated here for the reference loops, which stand for a breaker at the physical limit.
-const HOT_MASK: u64 = 0xFFF << 32;
-/// A state word that is not hot (phase bits = open), for reference B.
-const OPEN_WORD: u64 = 1 << 32;
+/// breaker-core's own test of its state word for "closed with nothing pending" (the test
+/// its hot path makes), for the reference loops, which stand for a breaker at the physical
+/// limit: they follow the word's layout, whatever it is.
+#[inline(always)]
+fn is_hot(word: u64) -> bool {
+    WordTicket::hot(word).is_some()
+}
+
+/// The state word of a breaker that is open and cooling down, for reference B: the word of
+/// a breaker tripped here.
+fn open_word() -> u64 {
+    let b = SharedBreaker::new(&POLICY);
+    trip_ours(&b);
+    assert!(!is_hot(b.word()));
+    b.word()
+}
+
+/// What reference R adds to the word per call: the lowest bit outside breaker-core's hot
+/// test, so the word stays "closed with nothing pending" however often it is added (the
+/// carries run upwards, away from the tested bits).
+fn rmw_step() -> u64 {
+    (0..64)
+        .map(|k| 1u64 << k)
+        .find(|&bit| is_hot(bit))
+        .expect("some bit of the word is outside the hot test")
+}
 
 /// Samples per case (rounds), taken round-robin over all cases so that machine noise hits
 /// every case alike. `--two-threads` uses [`TWO_THREAD_ROUNDS`].
@@ -171,7 +198,7 @@ fn loop_closure(n: u64) -> u64 {
 fn loop_ref_a(word: &AtomicU64, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
-        if word.load(Ordering::Acquire) & HOT_MASK == 0 {
+        if is_hot(word.load(Ordering::Acquire)) {
             if let Ok(v) = work(i) {
                 acc = acc.wrapping_add(v);
             }
@@ -186,9 +213,10 @@ fn loop_ref_a(word: &AtomicU64, n: u64) -> u64 {
 /// breaker that counts every call in shared memory pays at least.
 #[inline(never)]
 fn loop_ref_rmw(word: &AtomicU64, n: u64) -> u64 {
+    let step = black_box(RMW_STEP.load(Ordering::Relaxed));
     let mut acc = 0u64;
     for i in 0..n {
-        if word.fetch_add(1, Ordering::AcqRel) & HOT_MASK == 0 {
+        if is_hot(word.fetch_add(step, Ordering::AcqRel)) {
             if let Ok(v) = work(i) {
                 acc = acc.wrapping_add(v);
             }
@@ -199,6 +227,9 @@ fn loop_ref_rmw(word: &AtomicU64, n: u64) -> u64 {
     acc
 }
 
+/// [`rmw_step`], worked out once in `main`.
+static RMW_STEP: AtomicU64 = AtomicU64::new(0);
+
 /// Reference B: one atomic load and, the word being "open", one clock read whose value is
 /// used: the least a refusal that honours a cooldown can do. Generic over the clock so the
 /// same loop serves `StdClock` (B) and a raw `std::time::Instant` reading (B0).
@@ -206,7 +237,7 @@ fn loop_ref_rmw(word: &AtomicU64, n: u64) -> u64 {
 fn loop_ref_b<C: Clock>(word: &AtomicU64, clock: &C, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
-        if word.load(Ordering::Acquire) & HOT_MASK == 0 {
+        if is_hot(word.load(Ordering::Acquire)) {
             if let Ok(v) = work(i) {
                 acc = acc.wrapping_add(v);
             }
@@ -342,14 +373,14 @@ fn run_ref_rmw(n: u64) -> StdDuration {
 }
 
 fn run_ref_b(n: u64) -> StdDuration {
-    let word = AtomicU64::new(OPEN_WORD);
+    let word = AtomicU64::new(open_word());
     let word = black_box(&word);
     let _ = StdClock.now(); // StdClock counts from its first reading: take it untimed
     timed(n, Expect::AllRefused, "ref B", || loop_ref_b(word, &StdClock, n))
 }
 
 fn run_ref_b0(n: u64) -> StdDuration {
-    let word = AtomicU64::new(OPEN_WORD);
+    let word = AtomicU64::new(open_word());
     let word = black_box(&word);
     timed(n, Expect::AllRefused, "ref B0", || loop_ref_b(word, &RawStdNow, n))
 }
@@ -365,6 +396,13 @@ fn run_ours_rejected(n: u64) -> StdDuration {
     trip_ours(&b);
     let b = black_box(&b);
     timed(n, Expect::AllRefused, "ours rejected", || loop_ours(b, &StdClock, n))
+}
+
+fn run_ours_forced(n: u64) -> StdDuration {
+    let b = SharedBreaker::new(&POLICY);
+    b.force_open(StdClock.now());
+    let b = black_box(&b);
+    timed(n, Expect::AllRefused, "ours forced open", || loop_ours(b, &StdClock, n))
 }
 
 fn run_macro_closed(n: u64) -> StdDuration {
@@ -407,7 +445,7 @@ const MIN_OVERLAP: f64 = 0.9;
 
 /// Two threads run `body` on one shared `target` at the same time, `n` calls each;
 /// returns the mean of the two threads' own loop times (so ns per call is per thread).
-fn two_threads<S: Sync>(target: &S, n: u64, what: &str, body: fn(&S, u64) -> u64) -> StdDuration {
+fn two_threads<S: Sync>(target: &S, n: u64, expect: Expect, what: &str, body: fn(&S, u64) -> u64) -> StdDuration {
     // A spinning start line: both threads leave it within a few nanoseconds when both run
     // (a futex-based barrier would leave the woken thread a scheduling delay behind).
     let arrived = AtomicU64::new(0);
@@ -420,7 +458,7 @@ fn two_threads<S: Sync>(target: &S, n: u64, what: &str, body: fn(&S, u64) -> u64
                         std::hint::spin_loop();
                     }
                     let start = StdInstant::now();
-                    let elapsed = timed(n, Expect::AllOk, what, || body(black_box(target), n));
+                    let elapsed = timed(n, expect, what, || body(black_box(target), n));
                     (start, start + elapsed)
                 })
             })
@@ -439,26 +477,48 @@ fn two_threads<S: Sync>(target: &S, n: u64, what: &str, body: fn(&S, u64) -> u64
 }
 
 fn run_ref_a_2t(n: u64) -> StdDuration {
-    two_threads(&AtomicU64::new(0), n, "ref A, 2 threads", loop_ref_a)
+    two_threads(&AtomicU64::new(0), n, Expect::AllOk, "ref A, 2 threads", loop_ref_a)
 }
 
 fn run_ref_rmw_2t(n: u64) -> StdDuration {
-    // The count must not reach the HOT_MASK bits: 2n stays far below 2^32.
-    two_threads(&AtomicU64::new(0), n, "ref R, 2 threads", loop_ref_rmw)
+    two_threads(&AtomicU64::new(0), n, Expect::AllOk, "ref R, 2 threads", loop_ref_rmw)
 }
 
 fn run_ours_closed_2t(n: u64) -> StdDuration {
-    two_threads(&SharedBreaker::new(&POLICY), n, "ours, 2 threads", |b, n| {
-        loop_ours(b, &StdClock, n)
-    })
+    two_threads(
+        &SharedBreaker::new(&POLICY),
+        n,
+        Expect::AllOk,
+        "ours, 2 threads",
+        |b, n| loop_ours(b, &StdClock, n),
+    )
 }
 
 fn run_failsafe_closed_2t(n: u64) -> StdDuration {
-    two_threads(&new_failsafe(), n, "failsafe, 2 threads", loop_failsafe)
+    two_threads(&new_failsafe(), n, Expect::AllOk, "failsafe, 2 threads", loop_failsafe)
 }
 
 fn run_recloser_closed_2t(n: u64) -> StdDuration {
-    two_threads(&new_recloser(), n, "recloser, 2 threads", loop_recloser)
+    two_threads(&new_recloser(), n, Expect::AllOk, "recloser, 2 threads", loop_recloser)
+}
+
+fn run_ref_b_2t(n: u64) -> StdDuration {
+    let _ = StdClock.now();
+    two_threads(
+        &AtomicU64::new(open_word()),
+        n,
+        Expect::AllRefused,
+        "ref B, 2 threads",
+        |w, n| loop_ref_b(w, &StdClock, n),
+    )
+}
+
+fn run_ours_rejected_2t(n: u64) -> StdDuration {
+    let b = SharedBreaker::new(&POLICY);
+    trip_ours(&b);
+    two_threads(&b, n, Expect::AllRefused, "ours rejected, 2 threads", |b, n| {
+        loop_ours(b, &StdClock, n)
+    })
 }
 
 // ---------------------------------------------------------------------------------------
@@ -473,6 +533,8 @@ enum Group {
     TwoThreads,
     /// Rejected while open, one thread.
     Rejected,
+    /// Rejected while open, two threads on one breaker (ns per call per thread).
+    RejectedTwoThreads,
 }
 
 impl Group {
@@ -481,9 +543,13 @@ impl Group {
     /// same time are kept.
     fn samples_per_round(self) -> usize {
         match self {
-            Group::TwoThreads => 4,
+            Group::TwoThreads | Group::RejectedTwoThreads => 4,
             Group::Closed | Group::Rejected => 1,
         }
+    }
+
+    fn two_threads(self) -> bool {
+        matches!(self, Group::TwoThreads | Group::RejectedTwoThreads)
     }
 }
 
@@ -588,6 +654,24 @@ const CASES: &[Case] = &[
         run: run_ours_rejected,
     },
     Case {
+        key: "ours-forced",
+        label: "breaker-core SharedBreaker::call, force_open",
+        group: Group::Rejected,
+        run: run_ours_forced,
+    },
+    Case {
+        key: "ref-b-2t",
+        label: "ref B: atomic load + StdClock::now()",
+        group: Group::RejectedTwoThreads,
+        run: run_ref_b_2t,
+    },
+    Case {
+        key: "ours-rejected-2t",
+        label: "breaker-core SharedBreaker::call",
+        group: Group::RejectedTwoThreads,
+        run: run_ours_rejected_2t,
+    },
+    Case {
         key: "failsafe-rejected",
         label: "failsafe 1.3",
         group: Group::Rejected,
@@ -603,7 +687,7 @@ const CASES: &[Case] = &[
 
 /// Every case: the consecutive-strike ones, then the window's.
 fn all_cases() -> impl Iterator<Item = &'static Case> {
-    CASES.iter().chain(window::CASES)
+    CASES.iter().chain(window::CASES).chain(outline::CASES)
 }
 
 fn case(key: &str) -> &'static Case {
@@ -754,7 +838,7 @@ fn print_timings(cases: &[&Case], rounds: usize) -> Vec<(&'static str, Stats)> {
         for (i, c) in cases.iter().enumerate() {
             for _ in 0..c.group.samples_per_round() {
                 let t = (c.run)(ns[i]);
-                let overlap = if c.group == Group::TwoThreads {
+                let overlap = if c.group.two_threads() {
                     LAST_OVERLAP.load(Ordering::Relaxed) as f64 / 1000.0
                 } else {
                     1.0
@@ -785,13 +869,17 @@ fn print_timings(cases: &[&Case], rounds: usize) -> Vec<(&'static str, Stats)> {
             "Closed-state success call, 2 threads on one shared breaker (ns per call per thread)",
         ),
         (Group::Rejected, "Rejected call while open, 1 thread"),
+        (
+            Group::RejectedTwoThreads,
+            "Rejected call while open, 2 threads on one shared breaker (ns per call per thread)",
+        ),
     ];
     for (group, title) in sections {
         if !cases.iter().any(|c| c.group == group) {
             continue;
         }
         println!("### {title}\n");
-        if group == Group::TwoThreads {
+        if group.two_threads() {
             println!(
                 "| case | ns/call (median) | min | max | IQR/median | vs 1 thread (median) | vs 1 thread (min) | samples kept (threads overlapping >= {:.0}%) |",
                 MIN_OVERLAP * 100.0
@@ -811,7 +899,7 @@ fn print_timings(cases: &[&Case], rounds: usize) -> Vec<(&'static str, Stats)> {
                 s.max,
                 100.0 * s.spread()
             );
-            if group == Group::TwoThreads {
+            if group.two_threads() {
                 let one = find(c.key.trim_end_matches("-2t")).expect("the 1-thread partner is always run");
                 println!(
                     " {:.2}x | {:.2}x | {}/{} |",
@@ -894,13 +982,46 @@ fn print_targets(stats: &[(&'static str, Stats)]) {
     if let [Some(rej), Some(refb), Some(fs), Some(rc)] =
         ["ours-rejected", "ref-b", "failsafe-rejected", "recloser-rejected"].map(get)
     {
+        // Noise on a shared machine moves a median by a few percent either way: the bar is
+        // "no slower than the reference", read on the medians and the minimums alike.
+        let ok = rej.median <= refb.median * 1.02 && rej.min <= refb.min * 1.02;
         println!(
-            "- rejected: {:.2} ns vs ref B {:.2} ns (+{:.2} ns); failsafe {:.2} ns, recloser {:.2} ns (medians)",
+            "- rejected, no slower than ref B (atomic load + StdClock::now() + compare): {:.2} ns vs {:.2} ns \
+             ({:+.2} ns; mins {:.2} vs {:.2}) -> {} (bar: medians and mins within 2%); failsafe {:.2} ns, recloser {:.2} ns (medians)",
             rej.median,
             refb.median,
             rej.median - refb.median,
+            rej.min,
+            refb.min,
+            verdict(ok),
             fs.median,
             rc.median
+        );
+    }
+    if let [Some(one), Some(two), Some(rb), Some(rb2)] =
+        ["ours-rejected", "ours-rejected-2t", "ref-b", "ref-b-2t"].map(get)
+    {
+        // As for the closed path: reference B writes nothing shared, so its ratio is what
+        // this machine does to any such loop on two vCPUs.
+        let (r_med, r_min) = (two.median / one.median, two.min / one.min);
+        let (b_med, b_min) = (rb2.median / rb.median, rb2.min / rb.min);
+        let ok = r_min <= (b_min * 1.25).max(1.25) && r_med <= (b_med * 1.25).max(1.25);
+        println!(
+            "- rejected, 2 threads vs 1 thread on one breaker: {:.2}x (median), {:.2}x (min); reference B on this \
+             machine: {:.2}x / {:.2}x -> {} (bar: within 25% of reference B's ratio, or <= 1.25x)",
+            r_med,
+            r_min,
+            b_med,
+            b_min,
+            verdict(ok)
+        );
+    }
+    if let (Some(forced), Some(rej)) = (get("ours-forced"), get("ours-rejected")) {
+        println!(
+            "- force_open refusal, no slower than an ordinary refusal: {:.2} ns vs {:.2} ns (medians) -> {}",
+            forced.median,
+            rej.median,
+            verdict(forced.median <= rej.median * 1.02)
         );
     }
     if let (Some(mac), Some(ours)) = (get("macro-closed"), get("ours-closed")) {
@@ -909,6 +1030,7 @@ fn print_targets(stats: &[(&'static str, Stats)]) {
             mac.median, ours.median
         );
     }
+    outline::print_targets(stats);
     window::print_targets(stats);
     println!("- {RECLOSER_NOTE}");
     println!();
@@ -920,16 +1042,28 @@ fn usage() -> ! {
     eprintln!("usage: peers [--bench]              run the full benchmark");
     eprintln!("       peers --two-threads [ROUNDS]  only the two-thread rows and their one-thread partners");
     eprintln!("                                     (default {TWO_THREAD_ROUNDS} rounds)");
+    eprintln!("       peers --rejected [ROUNDS]     only the rejected rows, one and two threads");
+    eprintln!("                                     (default {TWO_THREAD_ROUNDS} rounds)");
     eprintln!("       peers --icount CASE COUNT     run one case COUNT times (for callgrind.sh)");
     eprintln!("       peers --list                  list the cases --icount accepts");
     std::process::exit(2);
 }
 
+/// The rejected rows, one and two threads (`--rejected`): a refusal is mostly a clock read,
+/// whose cost moves with the machine's load, so its comparison with reference B wants more
+/// rounds than the full run gives it.
+fn rejected_only() -> Vec<&'static Case> {
+    all_cases()
+        .filter(|c| matches!(c.group, Group::Rejected | Group::RejectedTwoThreads))
+        .collect()
+}
+
 fn main() {
+    RMW_STEP.store(rmw_step(), Ordering::Relaxed);
     let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
     let two_thread_only = |rounds: usize| {
         let cases: Vec<&Case> = all_cases()
-            .filter(|c| c.group == Group::TwoThreads || all_cases().any(|t| t.key.strip_suffix("-2t") == Some(c.key)))
+            .filter(|c| c.group.two_threads() || all_cases().any(|t| t.key.strip_suffix("-2t") == Some(c.key)))
             .collect();
         (cases, rounds)
     };
@@ -943,8 +1077,14 @@ fn main() {
             let (cases, rounds) = two_thread_only(rounds.parse().unwrap_or_else(|_| usage()));
             (cases, rounds.max(1), false)
         }
+        ["--rejected"] => (rejected_only(), TWO_THREAD_ROUNDS, false),
+        ["--rejected", rounds] => (
+            rejected_only(),
+            rounds.parse::<usize>().unwrap_or_else(|_| usage()).max(1),
+            false,
+        ),
         ["--list"] => {
-            for c in all_cases().filter(|c| c.group != Group::TwoThreads) {
+            for c in all_cases().filter(|c| !c.group.two_threads()) {
                 println!("{}\t{}", c.key, c.label);
             }
             return;
@@ -952,7 +1092,7 @@ fn main() {
         ["--icount", key, count] => {
             let count: u64 = count.parse().unwrap_or_else(|_| usage());
             let c = case(key);
-            assert!(c.group != Group::TwoThreads, "--icount takes single-thread cases only");
+            assert!(!c.group.two_threads(), "--icount takes single-thread cases only");
             black_box((c.run)(count));
             return;
         }

@@ -6,6 +6,7 @@ pub(crate) mod call_async;
 pub(crate) mod layout;
 pub(crate) mod machine;
 pub(crate) mod outcome;
+pub(crate) mod padded;
 pub(crate) mod policy;
 pub(crate) mod shared;
 pub(crate) mod single;

@@ -28,7 +28,7 @@ pub use integrations::registry;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
 
-use breaker::{atomic, layout, machine, outcome, policy, shared, single, snapshot, time};
+use breaker::{atomic, layout, machine, outcome, padded, policy, shared, single, snapshot, time};
 use compose::{ladder, quota, quota_guard, retry, rng};
 #[cfg(feature = "std")]
 use integrations::quota_log;

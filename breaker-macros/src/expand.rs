@@ -189,24 +189,15 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
         // The body is bound first, so its type (and so `E`) is known before the
         // `classify` closure is checked, and an error type without `Classify` is reported
         // at the error type.
-        let inner = quote! {
+        // `call_mapped` answers with the function's own error type (a refusal made into it
+        // by `refused`), and keeps everything but the closed-state path out of line: the
+        // function needs no stack frame there when it is not inlined.
+        quote! {
             let #body_var = move || {
                 #fake_return
                 #(#stmts)*
             };
-            let #call_result = #breaker.call_classified(&#clock, #body_var, #classify);
-        };
-        quote! {
-            #inner
-            match #call_result {
-                ::core::result::Result::Ok(value) => ::core::result::Result::Ok(value),
-                ::core::result::Result::Err(#private::CallError::Inner(#error_var)) => {
-                    ::core::result::Result::Err(#error_var)
-                }
-                ::core::result::Result::Err(#private::CallError::Refused(#refused_var)) => {
-                    ::core::result::Result::Err(#refused_call)
-                }
-            }
+            #breaker.call_mapped(&#clock, #body_var, #classify, |#refused_var| #refused_call)
         }
     };
     let body = if let Some(retry) = &config.retry {

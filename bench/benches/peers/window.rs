@@ -168,13 +168,17 @@ fn run_failsafe_rate(n: u64) -> StdDuration {
 }
 
 fn run_window_calls_2t(n: u64) -> StdDuration {
-    two_threads(&steady_count(), n, "ours, count window, 2 threads", |b, n| {
-        loop_windowed(b, &StdClock, n)
-    })
+    two_threads(
+        &steady_count(),
+        n,
+        Expect::AllOk,
+        "ours, count window, 2 threads",
+        |b, n| loop_windowed(b, &StdClock, n),
+    )
 }
 
 fn run_window_time_2t(n: u64) -> StdDuration {
-    two_threads(&new_time(), n, "ours, time window, 2 threads", |b, n| {
+    two_threads(&new_time(), n, Expect::AllOk, "ours, time window, 2 threads", |b, n| {
         loop_windowed(b, &StdClock, n)
     })
 }
@@ -183,13 +187,20 @@ fn run_recloser_rate_2t(n: u64) -> StdDuration {
     two_threads(
         &new_recloser_rate(),
         n,
+        Expect::AllOk,
         "recloser, rate, 2 threads",
         super::loop_recloser,
     )
 }
 
 fn run_failsafe_rate_2t(n: u64) -> StdDuration {
-    two_threads(&new_failsafe_rate(), n, "failsafe, rate, 2 threads", loop_failsafe_rate)
+    two_threads(
+        &new_failsafe_rate(),
+        n,
+        Expect::AllOk,
+        "failsafe, rate, 2 threads",
+        loop_failsafe_rate,
+    )
 }
 
 /// The window's cases, after the consecutive ones in the tables.

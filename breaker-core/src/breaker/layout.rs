@@ -182,11 +182,31 @@ impl Core {
         }
     }
 
+    /// Whether the packed word `w` is Closed with no strikes pending: the test of
+    /// [`Core::hot_ticket`], on the flags' half of the word.
+    #[inline(always)]
+    pub const fn is_hot(w: u64) -> bool {
+        (w as u32) & (Self::HOT_MASK as u32) == 0
+    }
+
+    /// The ticket of a call admitted on the hot path in the packed word `w` (which
+    /// [`Core::hot_ticket`] found hot): computed off the hot path, from the word kept.
+    #[inline(always)]
+    pub const fn closed_ticket(w: u64) -> Ticket {
+        Ticket {
+            gen: Core::unpack(w).gen(),
+            probe: false,
+        }
+    }
+
     /// Bits of a packed word that say "open, not forced, backoff step 0" when they equal
     /// [`Core::COOLING_BITS`]: phase, probe slot, forced, and the backoff step.
     pub const COOLING_MASK: u64 = (PHASE_BITS | PROBE_OUT | FORCED | NIBBLE << STEP_AT) as u64;
     /// [`Core::COOLING_MASK`]'s bits when open, not forced, at backoff step 0.
     pub const COOLING_BITS: u64 = 1;
+
+    /// The bit of a packed word that says "forced open" (only ever set in open).
+    pub const FORCED_MASK: u64 = FORCED as u64;
 
     /// The 64-bit word: the flags in the low half, the anchor in the high half.
     #[inline(always)]
@@ -290,5 +310,10 @@ mod tests {
         let open = Core::from_fields(Phase::Open, false, false, 0, 0, 0, 0, Instant::ZERO);
         assert_ne!(open.pack() & Core::HOT_MASK, 0);
         assert_eq!(open.pack() & Core::COOLING_MASK, Core::COOLING_BITS);
+        assert_eq!(open.pack() & Core::FORCED_MASK, 0);
+        let mut forced = open;
+        forced.set_forced();
+        assert_ne!(forced.pack() & Core::FORCED_MASK, 0);
+        assert_ne!(forced.pack() & Core::COOLING_MASK, Core::COOLING_BITS);
     }
 }

@@ -595,11 +595,47 @@ impl Core {
             retry_in: Some(retry_in),
         })
     }
+
+    /// The gate for a packed word that is forced open: the refusal [`Core::acquire`] gives
+    /// there, whatever the time (which changes nothing but the skip count). `None` for any
+    /// other word. The shared breaker's refusal fast path for [`force_open`](crate::SharedBreaker::force_open),
+    /// which needs no clock read.
+    #[inline(always)]
+    pub fn forced_refusal(w: u64) -> Option<Refused> {
+        // The flag is only ever set in open, where `acquire` tests it before anything that
+        // depends on the time (a probe lease is only out in half-open).
+        if w & Self::FORCED_MASK == 0 {
+            return None;
+        }
+        Some(Refused {
+            reason: RefusalReason::ForcedOpen,
+            retry_in: None,
+        })
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_forced_refusal_is_the_one_acquire_gives() {
+        let policy = Policy::new(3, Duration::from_secs(1));
+        for step in [0, 2] {
+            let forced = Core::from_fields(Phase::Open, false, true, 0, 0, step, 7, Instant::from_millis(50));
+            for now in [0, 60, 5_000, u32::MAX] {
+                let now = Instant::from_millis(now);
+                let step_taken = forced.acquire(&policy, now);
+                assert_eq!(Core::forced_refusal(forced.pack()), step_taken.decision.err());
+                assert_eq!(step_taken.next, forced, "a forced refusal changes nothing");
+                assert_eq!(Core::cooling_refusal(forced.pack(), &policy, now), None);
+            }
+        }
+        for phase in [Phase::Closed, Phase::Open, Phase::HalfOpen] {
+            let not_forced = Core::from_fields(phase, false, false, 0, 0, 0, 7, Instant::ZERO);
+            assert_eq!(Core::forced_refusal(not_forced.pack()), None);
+        }
+    }
 
     #[test]
     fn a_window_judged_for_an_ended_generation_never_trips() {

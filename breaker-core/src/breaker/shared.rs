@@ -7,6 +7,9 @@ use core::fmt;
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::layout::{Core, Ticket};
 use crate::machine::{Builder, Events, Transitions};
+use crate::padded::Padded;
+#[cfg(not(target_os = "none"))]
+use crate::padded::{skip_slot, SKIP_SLOTS};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{
     CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, PolicyError, Reason,
@@ -87,8 +90,14 @@ pub struct SharedBreaker<O: ?Sized + Observer = (), P = &'static Policy> {
 struct Inner<P> {
     word: AtomicU64,
     /// Failures, skips, trips, probes, lease expiries: indexed like the low bits of
-    /// [`Events`], so that counting a step is one loop over its bits.
-    counts: [AtomicU32; Events::SHARED_COUNTED],
+    /// [`Events`], so that counting a step is one loop over its bits. On a cache line of
+    /// their own (hosted targets): a refusal's skip count does not take the word's line
+    /// away from the cores reading it.
+    counts: Padded<[AtomicU32; Events::SHARED_COUNTED]>,
+    /// The refusal fast path's skips, one cache line each, chosen by the caller's stack
+    /// (hosted targets; bare metal counts them in `counts`).
+    #[cfg(not(target_os = "none"))]
+    fast_skips: [Padded<AtomicU32>; SKIP_SLOTS],
     policy: P,
 }
 
@@ -125,12 +134,19 @@ macro_rules! shared_breaker_init {
         SharedBreaker {
             inner: Inner {
                 word: AtomicU64::new(Core::INITIAL.pack()),
-                counts: [
+                counts: Padded([
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
+                ]),
+                #[cfg(not(target_os = "none"))]
+                fast_skips: [
+                    Padded(AtomicU32::new(0)),
+                    Padded(AtomicU32::new(0)),
+                    Padded(AtomicU32::new(0)),
+                    Padded(AtomicU32::new(0)),
                 ],
                 policy: $policy,
             },
@@ -292,7 +308,7 @@ impl<P: Borrow<Policy>> Inner<P> {
 
     fn count(&self, e: &Events) {
         let mut bits = e.bits();
-        for counter in &self.counts {
+        for counter in self.counts.iter() {
             if bits & 1 != 0 {
                 bump(counter);
             }
@@ -300,10 +316,39 @@ impl<P: Borrow<Policy>> Inner<P> {
         }
     }
 
-    /// Counts one refused call.
+    /// Counts one call refused on the refusal fast path (open and cooling down, or forced
+    /// open) with a plain load and store, not a locked read-modify-write, in the skip slot
+    /// of the caller's stack (its own cache line on hosted targets): a refusal stays as
+    /// cheap as a load of the word and a clock read, and threads refused at the same time
+    /// do not fight over one line. Exact for one caller at a time (each slot saturates at
+    /// `u32::MAX`); two refusals at the same instant by two threads that share a slot may
+    /// count as one. Refusals that go through a transition step are counted exactly.
     #[inline(always)]
     fn count_skip(&self) {
-        bump(self.counter(Events::SKIPPED));
+        let skips = self.fast_skip_counter();
+        // Saturating: at `u32::MAX` the add wraps to zero, and nothing is written.
+        let n = skips.load(Ordering::Relaxed).wrapping_add(1);
+        if n != 0 {
+            skips.store(n, Ordering::Relaxed);
+        }
+    }
+
+    /// The skip slot of the caller's stack (hosted targets).
+    #[cfg(not(target_os = "none"))]
+    #[inline(always)]
+    fn fast_skip_counter(&self) -> &AtomicU32 {
+        let here = 0u8;
+        match self.fast_skips.get(skip_slot(core::ptr::addr_of!(here) as usize)) {
+            Some(slot) => slot,
+            None => self.counter(Events::SKIPPED),
+        }
+    }
+
+    /// The skip counter (bare metal: one core, one counter).
+    #[cfg(target_os = "none")]
+    #[inline(always)]
+    fn fast_skip_counter(&self) -> &AtomicU32 {
+        self.counter(Events::SKIPPED)
     }
 
     /// The counter of `event`, one of the low [`Events::SHARED_COUNTED`] bits.
@@ -320,11 +365,22 @@ impl<P: Borrow<Policy>> Inner<P> {
         self.load_core().view(self.policy(), now)
     }
 
+    /// The skips: the transition steps' count and the refusal fast path's slots.
+    fn skips(&self) -> u32 {
+        let counted = self.counter(Events::SKIPPED).load(Ordering::Relaxed);
+        #[cfg(not(target_os = "none"))]
+        let counted = self
+            .fast_skips
+            .iter()
+            .fold(counted, |sum, slot| sum.saturating_add(slot.load(Ordering::Relaxed)));
+        counted
+    }
+
     fn counters(&self) -> Counters {
         let get = |event: u8| self.counter(event).load(Ordering::Relaxed);
         Counters {
             failures: get(Events::FAILURE),
-            skips: get(Events::SKIPPED),
+            skips: self.skips(),
             trips: get(Events::TRIP),
             probes: get(Events::PROBE_GRANTED),
             lease_expiries: get(Events::LEASE_EXPIRED),
@@ -342,6 +398,10 @@ impl<P: Borrow<Policy>> Inner<P> {
             (Events::LEASE_EXPIRED, counters.lease_expiries),
         ] {
             self.counter(event).store(value, Ordering::Relaxed);
+        }
+        #[cfg(not(target_os = "none"))]
+        for slot in &self.fast_skips {
+            slot.store(0, Ordering::Relaxed);
         }
     }
 }
@@ -380,8 +440,15 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         let w = self.inner.word.load(Ordering::Acquire);
         match Core::hot_ticket(w) {
             Some(ticket) => Ok(ticket),
-            None => self.gate(w, clock),
+            None => self.gate_out_of_line(w, clock),
         }
+    }
+
+    /// [`SharedBreaker::gate`], out of line: a permit's closed-state path (the retry
+    /// ladder's loop, an `async` call) keeps its registers.
+    #[inline(never)]
+    fn gate_out_of_line<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
+        self.gate(w, clock)
     }
 
     /// Reports the outcome of a call admitted with `ticket`: a success in Closed with
@@ -409,18 +476,26 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         }
     }
 
-    /// The gate off the hot path: one clock read. Open and cooling down, the refusal is
-    /// settled right here, exactly as `Core::acquire` would settle it (a refusal that
-    /// changes nothing but the skip count), with no compare-and-swap and no `Step`;
-    /// anything else takes the full transition, out of line.
+    /// The gate off the hot path. Open and cooling down (one clock read), or forced open
+    /// (no clock read), the refusal is settled right here, exactly as `Core::acquire`
+    /// would settle it (a refusal that changes nothing but the skip count), with no
+    /// compare-and-swap and no `Step`; anything else takes the full transition, out of
+    /// line, after one clock read.
     #[inline(always)]
     fn gate<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
-        let now = clock.now();
-        if let Some(refused) = Core::cooling_refusal(w, self.inner.policy(), now) {
+        if w & Core::COOLING_MASK == Core::COOLING_BITS {
+            let now = clock.now();
+            if let Some(refused) = Core::cooling_refusal(w, self.inner.policy(), now) {
+                self.inner.count_skip();
+                return Err(refused);
+            }
+            return self.acquire_slow(now);
+        }
+        if let Some(refused) = Core::forced_refusal(w) {
             self.inner.count_skip();
             return Err(refused);
         }
-        self.acquire_slow(now)
+        self.acquire_slow(clock.now())
     }
 
     /// The full gate transition, out of line so that callers' loops keep their registers.
@@ -497,7 +572,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         let Some(ticket) = Core::hot_ticket(w) else {
             // Open, or half-open: a refusal, or a probe under a guard.
             let ticket = self.gate(w, clock).map_err(CallError::Refused)?;
-            return self.call_slow(clock, ticket, f, classify);
+            return self.call_slow(clock, ticket, f, classify, CallError::Inner);
         };
         // Closed (a windowed policy keeps no strikes, so closed is always "hot"): a call
         // that never answers is neutral, which changes nothing; no guard is needed.
@@ -539,29 +614,142 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
+        self.call_inner::<T, E, CallError<E>, false>(clock, f, classify, CallError::Inner, CallError::Refused)
+    }
+
+    /// [`SharedBreaker::call_classified`] for a function that answers with its own error
+    /// type: a refusal becomes that error through `refused`, and the call's own error is
+    /// returned as it is, with no [`CallError`] to unwrap. `#[circuit_breaker]` expands
+    /// to it.
+    ///
+    /// Everything but the closed-state path (a refusal, a probe, a failure, a success that
+    /// finds strikes pending) runs out of line and is reached by a jump, so a function
+    /// that wraps its body in this and is not inlined (called from many places) needs no
+    /// stack frame of its own on that path: one load and test of the state word before
+    /// the call, one after. [`SharedBreaker::call_classified`] settles a refusal inline
+    /// instead, which suits a call inlined into its caller's loop.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, ManualClock, Instant, Policy, Refused, SharedBreaker, Verdict};
+    ///
+    /// static RADIO: SharedBreaker = SharedBreaker::new(&Policy::new(1, Duration::from_secs(30)));
+    /// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// enum SendError { Nack, Refused(Refused) }
+    ///
+    /// fn send(ok: bool) -> Result<u8, SendError> {
+    ///     RADIO.call_mapped(&CLOCK, || if ok { Ok(1) } else { Err(SendError::Nack) }, |_| Verdict::Strike, SendError::Refused)
+    /// }
+    /// assert_eq!(send(true), Ok(1));
+    /// assert_eq!(send(false), Err(SendError::Nack)); // trips (trip = 1)
+    /// assert!(matches!(send(true), Err(SendError::Refused(_))));
+    /// ```
+    #[inline]
+    pub fn call_mapped<T, E>(
+        &self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+        refused: impl FnOnce(Refused) -> E,
+    ) -> Result<T, E> {
+        self.call_inner::<T, E, E, true>(clock, f, classify, |e| e, refused)
+    }
+
+    /// The one call path of [`SharedBreaker::call_classified`] and
+    /// [`SharedBreaker::call_mapped`]: the call's error becomes `R` through `inner`, a
+    /// refusal through `refused`. `OUT_OF_LINE`: everything off the closed-state path (the
+    /// gate, a failure's report, a late success's) runs out of line, reached by a jump
+    /// (for a caller that is itself out of line), instead of inline (for a caller's loop,
+    /// where a refusal then costs no call).
+    #[inline(always)]
+    fn call_inner<T, E, R, const OUT_OF_LINE: bool>(
+        &self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+        inner: impl FnOnce(E) -> R,
+        refused: impl FnOnce(Refused) -> R,
+    ) -> Result<T, R> {
         // Decided by the observer's type: without a window this is not compiled in.
         if let Some(window) = window::of(&self.observer, self.inner.policy().rule()) {
-            return self.call_windowed(window, clock, f, classify);
-        }
-        let w = self.inner.word.load(Ordering::Acquire);
-        if let Some(ticket) = Core::hot_ticket(w) {
-            // Closed, nothing pending: no permit guard is needed, since a call that never
-            // answers in Closed is neutral, which changes nothing here.
-            return match f() {
-                Ok(v) => {
-                    if self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK != 0 {
-                        self.record_ticket(ticket, Outcome::Success, clock.now());
-                    }
-                    Ok(v)
-                }
-                Err(e) => {
-                    self.record_ticket(ticket, Outcome::Error(classify(&e)), clock.now());
-                    Err(CallError::Inner(e))
-                }
+            return match self.call_windowed(window, clock, f, classify) {
+                Ok(v) => Ok(v),
+                Err(CallError::Inner(e)) => Err(inner(e)),
+                Err(CallError::Refused(r)) => Err(refused(r)),
             };
         }
-        let ticket = self.gate(w, clock).map_err(CallError::Refused)?;
-        self.call_slow(clock, ticket, f, classify)
+        let w = self.inner.word.load(Ordering::Acquire);
+        if Core::hot_ticket(w).is_none() {
+            // Open, or half-open: a refusal, or a probe under a guard.
+            if OUT_OF_LINE {
+                return self.call_gated(w, clock, f, classify, inner, refused);
+            }
+            return match self.gate(w, clock) {
+                Ok(ticket) => self.call_slow(clock, ticket, f, classify, inner),
+                Err(r) => Err(refused(r)),
+            };
+        }
+        // Closed, nothing pending: no permit guard is needed, since a call that never
+        // answers in Closed is neutral, which changes nothing here. Everything but the
+        // success that finds the word still hot is out of line, reached by a jump.
+        match f() {
+            Ok(v) => {
+                if !Core::is_hot(self.inner.word.load(Ordering::Acquire)) {
+                    if OUT_OF_LINE {
+                        return self.closed_report(w, Ok(v), classify, clock, inner);
+                    }
+                    self.record_ticket(Core::closed_ticket(w), Outcome::Success, clock.now());
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                if OUT_OF_LINE {
+                    return self.closed_report(w, Err(e), classify, clock, inner);
+                }
+                self.record_ticket(Core::closed_ticket(w), Outcome::Error(classify(&e)), clock.now());
+                Err(inner(e))
+            }
+        }
+    }
+
+    /// [`SharedBreaker::call_inner`] off the hot path, out of line: a refusal, or a
+    /// half-open probe under a guard.
+    #[inline(never)]
+    fn call_gated<T, E, R, C: Clock>(
+        &self,
+        w: u64,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+        inner: impl FnOnce(E) -> R,
+        refused: impl FnOnce(Refused) -> R,
+    ) -> Result<T, R> {
+        match self.gate(w, clock) {
+            Ok(ticket) => self.call_slow(clock, ticket, f, classify, inner),
+            Err(r) => Err(refused(r)),
+        }
+    }
+
+    /// The report of a closed-state call admitted on the hot path (in word `w`) that
+    /// failed, or succeeded but found strikes pending when it returned (another call
+    /// failed meanwhile): out of line, reached by a jump, answering for the caller.
+    #[cold]
+    #[inline(never)]
+    fn closed_report<T, E, R, C: Clock>(
+        &self,
+        w: u64,
+        result: Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+        clock: &C,
+        inner: impl FnOnce(E) -> R,
+    ) -> Result<T, R> {
+        let outcome = match &result {
+            Ok(_) => Outcome::Success,
+            Err(e) => Outcome::Error(classify(e)),
+        };
+        self.record_ticket(Core::closed_ticket(w), outcome, clock.now());
+        result.map_err(inner)
     }
 
     /// [`SharedBreaker::call_classified`] for a call whose fallback needs what the call
@@ -659,13 +847,14 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     // Cold: keeps the closed-state loop of a caller one straight block.
     #[cold]
     #[inline(never)]
-    fn call_slow<T, E, C: Clock>(
+    fn call_slow<T, E, R, C: Clock>(
         &self,
         clock: &C,
         ticket: Ticket,
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
-    ) -> Result<T, CallError<E>> {
+        inner: impl FnOnce(E) -> R,
+    ) -> Result<T, R> {
         let permit = Permit::new(self, clock, ticket);
         match f() {
             Ok(v) => {
@@ -674,7 +863,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
             }
             Err(e) => {
                 permit.record(Outcome::Error(classify(&e)));
-                Err(CallError::Inner(e))
+                Err(inner(e))
             }
         }
     }
@@ -707,6 +896,14 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
 
     /// The counters this breaker keeps (see the type's documentation for the three it
     /// reports as zero).
+    ///
+    /// `skips` is exact for one caller at a time. A refusal while cooling down or forced
+    /// open is counted with a plain load and store, not a locked add, in one of a few
+    /// slots (one cache line each on hosted targets) chosen by the caller's stack, so that
+    /// a refusal costs no more than a load of the state word and a clock read, and threads
+    /// refused at the same time usually write lines of their own: two refusals at the same
+    /// instant by two threads that share a slot may count as one. Every other count is
+    /// exact.
     pub fn counters(&self) -> Counters {
         self.inner.counters()
     }

@@ -1,0 +1,54 @@
+//! A cache line of its own: keeps the counters a refusal writes off the state word's line,
+//! and spreads the refusals' skip count over a few lines by the caller's stack.
+//!
+//! Every call reads the state word; a refusal also counts a skip. With the counters on the
+//! word's cache line, each count would take that line away from every other core reading
+//! the word. Padded to the line size of the targets that have caches shared between cores
+//! (128 bytes where the adjacent-line prefetcher pairs 64-byte lines); bare-metal targets
+//! (Cortex-M: no data cache, one core) keep the fields packed, so a breaker's RAM is
+//! unchanged there.
+
+use core::ops::Deref;
+
+/// `T`, alone on its cache line (on hosted targets; as it is on bare metal).
+#[cfg_attr(
+    all(
+        not(target_os = "none"),
+        any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64")
+    ),
+    repr(align(128))
+)]
+#[cfg_attr(
+    all(
+        not(target_os = "none"),
+        not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "powerpc64"))
+    ),
+    repr(align(64))
+)]
+pub(crate) struct Padded<T>(pub T);
+
+impl<T> Deref for Padded<T> {
+    type Target = T;
+
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Slots the refusal fast path counts its skips in, on hosted targets: one per cache line,
+/// four of them, so that threads refused at the same time mostly write lines of their own.
+/// (Bare metal, one core, counts them in the breaker's one skip counter.)
+#[cfg(not(target_os = "none"))]
+pub(crate) const SKIP_SLOTS: usize = 4;
+
+/// The skip slot of the caller whose stack holds `here` (the address of one of its
+/// locals): the bits above 2 MiB (a thread's stack is at least that far from the next
+/// one), folded once. A thread keeps its slot, so its count is exact; two threads usually
+/// get two slots, and share one at worst.
+#[cfg(not(target_os = "none"))]
+#[inline(always)]
+pub(crate) fn skip_slot(here: usize) -> usize {
+    let x = here >> 21;
+    (x ^ x >> 2) % SKIP_SLOTS
+}
