@@ -489,6 +489,7 @@ fn a_window_is_valid_only_when_closed_and_only_with_samples_its_kind_holds() {
         (2, time(0), true),
         (2, time(3 | 2 << 10 | 1 << 20), true),  // 3 calls: 2 failures, 1 slow
         (2, time(3 | 2 << 10 | 2 << 20), false), // more failures and slow than calls
+        (2, time(1 | 2 << 10), false),           // more failures than calls, none slow
         (2, time(1 << 30), false),               // bits above the three fields
     ];
     for (kind, window, closed_valid) in cases {
