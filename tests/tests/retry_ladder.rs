@@ -638,3 +638,46 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_success_after_a_strike_resets_the_strikes() {
+    // The ladder's first-attempt success skips the record only while the breaker has
+    // nothing to forget; a success after a strike must reach the breaker and reset it.
+    let b = breaker(2, 1000);
+    let clock = ManualClock::new(Instant::ZERO);
+    let (r, _) = climb(&RETRY3, &b, &clock, 0, &[Answer::Nack]);
+    assert_eq!((r.result, r.attempts), (Ok(7), 2));
+    assert_eq!(b.state(clock.now()), State::Closed { strikes: 0 });
+    // One more strike is then the first of two, not the one that trips.
+    let (r, _) = climb(&RETRY3, &b, &clock, 0, &[Answer::Nack]);
+    assert_eq!(r.result, Ok(7));
+    assert_eq!(b.phase(clock.now()), Phase::Closed);
+}
+
+#[test]
+fn a_windowed_breakers_successes_through_the_ladder_are_samples() {
+    use breaker_core::{WindowSize, Windowed};
+    // Four successes, then a call whose two attempts fail: 2 failures in the last 4
+    // samples is 50 %, which trips; had the successes not been counted, the window would
+    // hold 2 samples, below its minimum of 4, and stay closed.
+    let policy = leak(Policy::failure_rate(50, WindowSize::Calls(4), ms(1000)));
+    let b = SharedBreaker::windowed(policy, Windowed::calls(()));
+    let clock = ManualClock::new(Instant::ZERO);
+    let once = RetryPolicy::new(1, ms(10));
+    let climb_once = |fail: bool| {
+        once.ladder(&b, &clock).seed(1).sleep(|d| clock.advance(d)).call(|| {
+            if fail {
+                answer(Answer::Nack)
+            } else {
+                answer(Answer::Ok)
+            }
+        })
+    };
+    for _ in 0..4 {
+        assert_eq!(climb_once(false).result, Ok(7));
+    }
+    assert_eq!(b.phase(clock.now()), Phase::Closed);
+    let r = climb_once(true);
+    assert_eq!(r.attempts, 2);
+    assert_eq!(b.phase(clock.now()), Phase::Open);
+}

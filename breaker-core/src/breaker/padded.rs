@@ -52,3 +52,44 @@ pub(crate) fn skip_slot(here: usize) -> usize {
     let x = here >> 21;
     (x ^ x >> 2) % SKIP_SLOTS
 }
+
+#[cfg(all(test, not(target_os = "none")))]
+mod tests {
+    use super::*;
+
+    const MIB2: usize = 1 << 21;
+
+    #[test]
+    fn a_stack_keeps_its_slot_and_every_slot_is_in_range() {
+        for region in 0..64usize {
+            let base = 0x7f00_0000_0000 + region * MIB2;
+            let slot = skip_slot(base);
+            assert!(slot < SKIP_SLOTS);
+            // Anywhere within the same 2 MiB: the same slot (a thread's count stays exact).
+            assert_eq!(skip_slot(base + MIB2 - 1), slot, "region {region}");
+            assert_eq!(skip_slot(base + 4096), slot, "region {region}");
+        }
+    }
+
+    #[test]
+    fn neighbouring_stacks_take_different_slots() {
+        let slot = |region: usize| skip_slot(0x7f00_0000_0000 + region * MIB2);
+        for first in (0..64).step_by(4) {
+            // Four stacks 2 MiB apart: four slots.
+            let mut four: [usize; 4] = core::array::from_fn(|i| slot(first + i));
+            four.sort_unstable();
+            assert_eq!(four, [0, 1, 2, 3], "regions {first}..{}", first + 4);
+            // Stacks 8 MiB apart (a stride the plain modulo would fold together): the
+            // fold sends them to different slots.
+            for i in 0..4 {
+                assert_ne!(
+                    slot(first + i),
+                    slot(first + i + 4),
+                    "regions {} and {}",
+                    first + i,
+                    first + i + 4
+                );
+            }
+        }
+    }
+}
