@@ -184,15 +184,7 @@ const CASES: &[Case] = &[
 ];
 
 fn calibrate(c: &Case) -> u64 {
-    let mut n = 1_000u64;
-    loop {
-        let t = (c.run)(n);
-        if t >= SAMPLE_TARGET / 8 || n >= 1 << 30 {
-            let scaled = n as f64 * SAMPLE_TARGET.as_secs_f64() / t.as_secs_f64().max(1e-9);
-            return (scaled as u64).clamp(1_000, 1 << 30);
-        }
-        n *= 4;
-    }
+    bench::calls_per_sample(SAMPLE_TARGET, c.run)
 }
 
 fn usage() -> ! {

@@ -818,16 +818,7 @@ fn print_footprints() {
 
 /// Calls per sample so that one sample takes about [`SAMPLE_TARGET`].
 fn calibrate(c: &Case) -> u64 {
-    let target = SAMPLE_TARGET / c.group.samples_per_round() as u32;
-    let mut n = 1_000u64;
-    loop {
-        let t = (c.run)(n);
-        if t >= target / 8 || n >= 1 << 30 {
-            let scaled = n as f64 * target.as_secs_f64() / t.as_secs_f64().max(1e-9);
-            return (scaled as u64).clamp(1_000, 1 << 30);
-        }
-        n *= 4;
-    }
+    bench::calls_per_sample(SAMPLE_TARGET / c.group.samples_per_round() as u32, c.run)
 }
 
 fn print_timings(cases: &[&Case], rounds: usize) -> Vec<(&'static str, Stats)> {

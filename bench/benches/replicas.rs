@@ -126,15 +126,7 @@ const CASES: [(&str, &str); 2] = [
 ];
 
 fn calibrate(key: &str, s: &Subjects) -> u64 {
-    let mut n = 1_000u64;
-    loop {
-        let t = run(key, s, n);
-        if t >= SAMPLE_TARGET / 8 || n >= 1 << 30 {
-            let scaled = n as f64 * SAMPLE_TARGET.as_secs_f64() / t.as_secs_f64().max(1e-9);
-            return (scaled as u64).clamp(1_000, 1 << 30);
-        }
-        n *= 4;
-    }
+    bench::calls_per_sample(SAMPLE_TARGET, |n| run(key, s, n))
 }
 
 fn usage() -> ! {

@@ -167,6 +167,21 @@ impl Stats {
     }
 }
 
+/// How many calls one sample makes so that it takes about `target`: `run(n)` times `n`
+/// calls, tried with growing `n` until a run takes an eighth of the target, then scaled
+/// (at least 1,000 calls, at most 2^30).
+pub fn calls_per_sample(target: std::time::Duration, run: impl Fn(u64) -> std::time::Duration) -> u64 {
+    let mut n = 1_000u64;
+    loop {
+        let t = run(n);
+        if t >= target / 8 || n >= 1 << 30 {
+            let scaled = n as f64 * target.as_secs_f64() / t.as_secs_f64().max(1e-9);
+            return (scaled as u64).clamp(1_000, 1 << 30);
+        }
+        n *= 4;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
