@@ -62,6 +62,21 @@ pub enum WordOp {
     Reset,
 }
 
+impl WordOp {
+    /// Applies this operation to the word `b` is building; the gate's decision for
+    /// [`WordOp::Acquire`].
+    fn run(self, b: &mut Builder, policy: &Policy, now: Instant) -> Option<Result<WordTicket, Refused>> {
+        match self {
+            WordOp::Acquire => return Some(b.acquire(policy, now).map(WordTicket::from_ticket)),
+            WordOp::Record(ticket, outcome) => b.record(policy, ticket.ticket(), outcome, now),
+            WordOp::Trip(why) => b.trip(policy, why, now),
+            WordOp::ForceOpen => b.force_open(now),
+            WordOp::Reset => b.reset(now),
+        }
+        None
+    }
+}
+
 /// What a call admitted by a step carries until it reports: the generation of the word it
 /// was admitted in, and whether it is the half-open probe. Its outcome counts only while
 /// the word is still in that generation (see the transition table's stale permits).
@@ -147,25 +162,7 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> 
     pub fn step_word(&self, word: u64, op: WordOp, now: Instant) -> WordStep {
         let policy = self.policy();
         let mut b = Builder::new(Core::unpack(word));
-        let admitted = match op {
-            WordOp::Acquire => Some(b.acquire(policy, now).map(WordTicket::from_ticket)),
-            WordOp::Record(ticket, outcome) => {
-                b.record(policy, ticket.ticket(), outcome, now);
-                None
-            }
-            WordOp::Trip(why) => {
-                b.trip(policy, why, now);
-                None
-            }
-            WordOp::ForceOpen => {
-                b.force_open(now);
-                None
-            }
-            WordOp::Reset => {
-                b.reset(now);
-                None
-            }
-        };
+        let admitted = op.run(&mut b, policy, now);
         WordStep {
             word: b.core.pack(),
             admitted,
@@ -179,28 +176,7 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> 
     /// store falls back to. Returns the gate's decision for [`WordOp::Acquire`].
     pub fn apply(&self, op: WordOp, now: Instant) -> Option<Result<WordTicket, Refused>> {
         let admitted = Cell::new(None);
-        self.update(&|b| {
-            let policy = self.policy();
-            admitted.set(match op {
-                WordOp::Acquire => Some(b.acquire(policy, now).map(WordTicket::from_ticket)),
-                WordOp::Record(ticket, outcome) => {
-                    b.record(policy, ticket.ticket(), outcome, now);
-                    None
-                }
-                WordOp::Trip(why) => {
-                    b.trip(policy, why, now);
-                    None
-                }
-                WordOp::ForceOpen => {
-                    b.force_open(now);
-                    None
-                }
-                WordOp::Reset => {
-                    b.reset(now);
-                    None
-                }
-            })
-        });
+        self.update(&|b| admitted.set(op.run(b, self.policy(), now)));
         admitted.get()
     }
 
