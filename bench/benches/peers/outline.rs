@@ -1,13 +1,15 @@
 //! The attribute out of line: a wrapped function that can fail, called from two sites and
-//! kept out of line (`#[inline(never)]`), against the same function unguarded and the same
-//! breaker by hand in that position.
+//! kept out of line (`#[inline(never)]`), against the same function unguarded, the same
+//! breaker by hand in that position, and reference F: the two checks of a bare word that
+//! any shared breaker's closed-state path needs there.
 
 use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration as StdDuration;
 
 use breaker_core::{circuit_breaker, CallError, Duration, Policy, SharedBreaker};
 
-use super::{timed, Case, Expect, Fail, Group, Stats, STD_CLOCK};
+use super::{is_hot, timed, Case, Expect, Fail, Group, Stats, STD_CLOCK};
 
 /// The body every variant runs: answers its argument, or fails for `u64::MAX`, which the
 /// loops never pass (the error path is there, not taken; each function is out of line, so
@@ -50,6 +52,41 @@ fn refused_read(i: u64) -> Result<u64, Fail> {
     body(i)
 }
 
+/// Reference F's state word: written once (in [`first_call`]), so the compiler cannot
+/// take it for a constant.
+static FLOOR_WORD: AtomicU64 = AtomicU64::new(0);
+
+/// Reference F: the least a shared breaker's closed-state success can add to the function
+/// out of line. A shared breaker must check its word before the call (it may be open) and,
+/// after a success, again (a failure may have landed meanwhile, which this success must
+/// clear): two loads, two tests, two branches, everything else out of line. On x86-64 each
+/// check is a load, a test and a branch, since LLVM does not fold an atomic load into a
+/// compare's memory operand.
+#[inline(never)]
+fn floor_read(i: u64) -> Result<u64, Fail> {
+    if !is_hot(FLOOR_WORD.load(Ordering::Acquire)) {
+        return floor_slow(i);
+    }
+    let result = body(i);
+    if result.is_err() || !is_hot(FLOOR_WORD.load(Ordering::Acquire)) {
+        return floor_report(result);
+    }
+    result
+}
+
+/// Reference F's paths off the closed-state one (never taken in the loop).
+#[cold]
+#[inline(never)]
+fn floor_slow(i: u64) -> Result<u64, Fail> {
+    black_box(body(black_box(i)))
+}
+
+#[cold]
+#[inline(never)]
+fn floor_report(result: Result<u64, Fail>) -> Result<u64, Fail> {
+    black_box(result)
+}
+
 macro_rules! looped {
     ($name:ident, $f:ident) => {
         #[inline(never)]
@@ -69,10 +106,13 @@ looped!(loop_outline_plain, plain_read);
 looped!(loop_outline_macro, guarded_read);
 looped!(loop_outline_by_hand, by_hand_read);
 looped!(loop_outline_refused, refused_read);
+looped!(loop_outline_floor, floor_read);
 
 /// The second call site of each function: one call before the loop.
 #[inline(never)]
 fn first_call() {
+    FLOOR_WORD.store(black_box(0), Ordering::Release);
+    assert_eq!(black_box(floor_read(black_box(1))).ok(), Some(1));
     assert_eq!(black_box(plain_read(black_box(1))).ok(), Some(1));
     assert_eq!(black_box(guarded_read(black_box(1))).ok(), Some(1));
     assert_eq!(black_box(by_hand_read(black_box(1))).ok(), Some(1));
@@ -94,6 +134,11 @@ fn run_by_hand(n: u64) -> StdDuration {
     timed(n, Expect::AllOk, "outline by hand", || {
         loop_outline_by_hand(black_box(n))
     })
+}
+
+fn run_floor(n: u64) -> StdDuration {
+    first_call();
+    timed(n, Expect::AllOk, "outline floor", || loop_outline_floor(black_box(n)))
 }
 
 fn run_refused(n: u64) -> StdDuration {
@@ -123,6 +168,12 @@ pub const CASES: &[Case] = &[
         run: run_by_hand,
     },
     Case {
+        key: "outline-floor",
+        label: "ref F: the same fn with two checks of a bare word, out of line",
+        group: Group::Closed,
+        run: run_floor,
+    },
+    Case {
         key: "outline-refused",
         label: "the #[circuit_breaker] fn out of line, open: refused",
         group: Group::Rejected,
@@ -134,14 +185,18 @@ pub const CASES: &[Case] = &[
 /// `bench/callgrind.sh` checks it).
 pub fn print_targets(stats: &[(&'static str, Stats)]) {
     let get = |key: &str| stats.iter().find(|(k, _)| *k == key).map(|(_, s)| *s);
-    if let [Some(plain), Some(mac), Some(hand)] = ["outline-plain", "outline-macro", "outline-by-hand"].map(get) {
+    if let [Some(plain), Some(mac), Some(hand), Some(floor)] =
+        ["outline-plain", "outline-macro", "outline-by-hand", "outline-floor"].map(get)
+    {
         println!(
             "- #[circuit_breaker] fn out of line, closed success: {:.2} ns vs {:.2} ns unguarded ({:+.2} ns), \
-             {:.2} ns by hand (medians; the target, unguarded + 5 instructions, is checked by bench/callgrind.sh)",
+             {:.2} ns by hand, {:.2} ns reference F (medians; the target, unguarded + 5 instructions, is checked by \
+             bench/callgrind.sh)",
             mac.median,
             plain.median,
             mac.median - plain.median,
-            hand.median
+            hand.median,
+            floor.median
         );
     }
 }
