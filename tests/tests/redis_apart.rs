@@ -329,3 +329,58 @@ fn a_restart_without_persistence_keeps_the_one_probe() {
     assert_eq!((ra.phase(), rb.phase()), (Phase::Closed, Phase::Closed));
     ok(&rb).unwrap();
 }
+
+#[test]
+fn a_call_out_that_is_not_a_probe_does_not_hold_the_meeting_back() {
+    let Some(binary) = server_binary("a_call_out_that_is_not_a_probe_does_not_hold_the_meeting_back") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+    let mut server = RedisServer::start(binary);
+    let (a, a_events) = link(&server.url(), 200);
+    let (b, _) = link(&server.url(), 200);
+    let (ra, rb) = (
+        a.breaker("breaker-test:not-a-probe", &POLICY),
+        b.breaker("breaker-test:not-a-probe", &POLICY),
+    );
+    ok(&ra).unwrap();
+    a.refresh();
+    b.refresh();
+    assert!(ra.is_shared() && rb.is_shared());
+
+    // Redis dies. Apart, each replica's local breaker takes a strike (3 trip it); a's then
+    // admits a call through its gate (a strike is pending, so off the happy path): a local
+    // admission that is not a probe, still out when the replicas meet Redis again.
+    server.stop();
+    a.refresh();
+    b.refresh();
+    assert!(!ra.is_shared() && !rb.is_shared());
+    assert!(matches!(fail(&ra), Err(CallError::Inner(Down))));
+    assert!(matches!(fail(&rb), Err(CallError::Inner(Down))));
+    let out = ra.try_acquire().expect("closed, with one strike");
+    assert!(!out.is_probe() && out.is_local());
+
+    // Redis comes back empty; b meets it first and writes its word, so Redis moved on from
+    // the word a last shared: a adopts it at once. Only a probe of its own (none is out)
+    // would keep a apart until it answered.
+    server.restart();
+    b.refresh();
+    assert!(rb.is_shared());
+    a.refresh();
+    assert!(ra.is_shared(), "a stayed apart for a call that is not a probe");
+    assert_eq!(
+        count(&a_events, |e| matches!(
+            e,
+            LinkEvent::Resynchronised {
+                how: Resync::Adopted,
+                ..
+            }
+        )),
+        1
+    );
+    // The call answers into the shared breaker: a success clears the fleet's strike.
+    out.success();
+    a.refresh();
+    b.refresh();
+    assert_eq!(rb.state(), State::Closed { strikes: 0 });
+}
