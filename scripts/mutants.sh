@@ -9,9 +9,15 @@
 #   bash scripts/mutants.sh core       # breaker-core only
 #   bash scripts/mutants.sh macros     # breaker-macros only
 #   bash scripts/mutants.sh core -F 'machine.rs'   # extra arguments go to cargo-mutants
+#   bash scripts/mutants.sh diff main             # only the code changed since a git revision,
+#   bash scripts/mutants.sh diff main window chain  # ...tested by these test targets of the
+#                                                 # `tests` crate (with the changed crates' own
+#                                                 # unit tests); all of them if none are named
 #
 # MUTANTS_JOBS (default 2) builds and tests that many mutants at once; PROPTEST_CASES
-# (default 10000) caps each property test's cases.
+# (default 10000) caps each property test's cases; MUTANTS_TIMEOUT (default 300 s) is a
+# `diff` run's timeout per mutant. The Redis tests are real only with BREAKER_REDIS_SERVER
+# naming a redis-server binary (scripts/test.sh starts one and sets it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,8 +61,45 @@ macros() {
         "$@"
 }
 
+# The code changed since a git revision: the mutants of its changed lines only, tested by the
+# named integration tests (quicker than a whole crate's run, for a change under review). The
+# baseline run is skipped (cargo-mutants would run it on the mutated crate's tests alone),
+# so a fixed timeout stands in for the one it measures.
+diff_run() {
+    local base="${1:?usage: $0 diff <git revision> [test target...]}"
+    shift
+    local patch=target/mutants/diff.patch tests=() packages=()
+    mkdir -p target/mutants/diff
+    git diff "$base" -- breaker-core/src breaker-macros/src breaker-redis/src >"$patch"
+    if [ ! -s "$patch" ]; then
+        echo "mutants.sh: no change to breaker-core, breaker-macros or breaker-redis since $base" >&2
+        exit 0
+    fi
+    for crate in breaker-core breaker-macros breaker-redis; do
+        if grep -q "^+++ b/$crate/" "$patch"; then packages+=(--test-package "$crate"); fi
+    done
+    if [ $# -eq 0 ]; then
+        tests=(--cargo-test-arg=--tests)
+    else
+        for t in "$@"; do
+            # A name cargo does not know would fail every mutant's test run: each would
+            # count as caught.
+            if [ ! -f "tests/tests/$t.rs" ]; then
+                echo "mutants.sh: the tests crate has no test target '$t' (tests/tests/$t.rs)" >&2
+                exit 2
+            fi
+            tests+=("--cargo-test-arg=--test=$t")
+        done
+    fi
+    cargo mutants --profile mutants --jobs "$jobs" --output target/mutants/diff \
+        --in-diff "$patch" --baseline=skip --timeout "${MUTANTS_TIMEOUT:-300}" \
+        --exclude-re 'replace \| with \^' \
+        "${packages[@]}" --test-package tests --cargo-test-arg=--lib "${tests[@]}"
+}
+
 case "$which" in
     core) core "$@" ;;
+    diff) diff_run "$@" ;;
     macros) macros "$@" ;;
     all)
         status=0
@@ -65,7 +108,7 @@ case "$which" in
         exit "$status"
         ;;
     *)
-        echo "usage: $0 [core|macros|all] [cargo-mutants arguments]" >&2
+        echo "usage: $0 [core|macros|all] [cargo-mutants arguments] | $0 diff <git revision> [test target...]" >&2
         exit 2
         ;;
 esac
