@@ -383,9 +383,8 @@ fn worked_examples(w: &World) {
             String::new()
         };
         w.note(format_args!(
-            "  {first} -> {last}: {} consumed in 30s = {}; {last} / {} = about {secs}s{minutes}: {verdict}",
+            "  {first} -> {last}: {} consumed in 30s = {}; at that rate the {last} left last about {secs}s{minutes}: {verdict}",
             f.consumed,
-            rate(f.centis_per_second()),
             rate(f.centis_per_second()),
         ));
     }
