@@ -165,7 +165,8 @@ check "#[circuit_breaker] fn out of line (can fail, two call sites) vs the same 
 check "#[circuit_breaker] fn out of line vs reference F (the fn with two checks of a bare word)" outline-macro outline-floor 0
 if [[ -n ${PER_CALL[outline-floor]:-} && -n ${PER_CALL[outline-plain]:-} ]]; then
     awk -v x="${PER_CALL[outline-floor]}" -v y="${PER_CALL[outline-plain]}" 'BEGIN {
-        printf "- reference F vs the same fn unguarded: %+.2f instructions: the least any shared breaker adds there (two loads, tests and branches; LLVM folds no atomic load into a compare), so the budget of 5 above is below the floor on this compiler\n", x - y
+        printf "- reference F vs the same fn unguarded: %+.2f instructions, the least any shared breaker adds there (two loads, tests and branches)%s\n",
+            x - y, (x - y > 5.05 ? ": the budget of 5 above is below that floor with this compiler, which folds no atomic load into a compare" : "")
     }'
 fi
 check "force_open refusal vs an ordinary refusal" ours-forced ours-rejected 0
