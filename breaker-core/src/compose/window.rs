@@ -466,12 +466,15 @@ pub(crate) const fn check_no_window(rule: &Window) {
 
 /// The window a breaker with `observer` and `rule` uses, if any: a window storage *and*
 /// a windowed policy (a `Windowed` observer beside a policy of consecutive strikes is
-/// ignored, and the breaker behaves as one of consecutive strikes).
+/// ignored, and the breaker behaves as one of consecutive strikes). The policy is asked
+/// first: a type-erased observer (the registry's `AnyBreaker`) answers through a virtual
+/// call, which a policy of consecutive strikes then never makes.
 #[inline(always)]
 pub(crate) fn of<'a, O: ?Sized + Observer>(observer: &'a O, rule: &Window) -> Option<&'a dyn WindowStore> {
-    match observer.window() {
-        Some(w) if rule.is_some() => Some(w),
-        _ => None,
+    if rule.is_some() {
+        observer.window()
+    } else {
+        None
     }
 }
 
