@@ -65,8 +65,11 @@ fn replicas_with_clocks_hours_apart_agree_on_the_time_and_the_cooldown() {
     };
     let cooldown = POLICY.cooldown().as_millis();
     for left in [left_a, left_b] {
+        // A shared time read a few milliseconds before the trip's (the replicas' shared
+        // times agree within the gap checked above, not to the millisecond) is a reading
+        // before the anchor: the wait left is then the cooldown plus that difference.
         assert!(
-            left.as_millis() <= cooldown && left.as_millis() + 1_000 >= cooldown,
+            left.as_millis() <= cooldown + 20 && left.as_millis() + 1_000 >= cooldown,
             "{left}"
         );
     }
