@@ -287,39 +287,31 @@ mod tests {
         (config, errors.messages())
     }
 
+    /// The breaker settings of `c`: trip, cooldown, probe lease, probes, backoff, max
+    /// cooldown, log.
+    fn settings(c: &Config) -> (u32, u32, u32, u32, u32, u32, bool) {
+        (
+            c.trip,
+            c.cooldown,
+            c.probe_lease,
+            c.probes,
+            c.backoff,
+            c.max_cooldown,
+            c.log,
+        )
+    }
+
     #[test]
     fn defaults_are_the_documented_ones() {
         let (c, errors) = configured("");
         assert!(errors.is_empty());
-        assert_eq!(
-            (
-                c.trip,
-                c.cooldown,
-                c.probe_lease,
-                c.probes,
-                c.backoff,
-                c.max_cooldown,
-                c.log
-            ),
-            (3, 30_000, 30_000, 1, 1, 30_000, false)
-        );
+        assert_eq!(settings(&c), (3, 30_000, 30_000, 1, 1, 30_000, false));
         assert!(c.name.is_none() && c.classify.is_none() && c.clock.is_none() && c.krate.is_none());
         // The lease and the cap follow the cooldown given.
         let (c, _) = configured("cooldown = \"5s\"");
         assert_eq!((c.cooldown, c.probe_lease, c.max_cooldown), (5_000, 5_000, 5_000));
         let (c, _) = configured("trip = 9, cooldown = \"5s\", probe_lease = \"1s\", probes = 2, backoff = 3, max_cooldown = \"1m\", log = true");
-        assert_eq!(
-            (
-                c.trip,
-                c.cooldown,
-                c.probe_lease,
-                c.probes,
-                c.backoff,
-                c.max_cooldown,
-                c.log
-            ),
-            (9, 5_000, 1_000, 2, 3, 60_000, true)
-        );
+        assert_eq!(settings(&c), (9, 5_000, 1_000, 2, 3, 60_000, true));
     }
 
     #[test]

@@ -268,7 +268,7 @@ impl Draw<'_> {
 
 /// The counters a shared breaker keeps: its closed-state path writes nothing, so calls,
 /// successes and neutrals are not counted.
-fn kept(c: Counters) -> Counters {
+pub fn kept(c: Counters) -> Counters {
     Counters {
         calls: 0,
         successes: 0,

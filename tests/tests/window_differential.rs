@@ -12,6 +12,7 @@ use breaker_core::{
     Policy, Reason, SharedBreaker, SharedPermit, TimeWindow, Verdict, WindowSize, WindowStats, Windowed,
 };
 use proptest::prelude::*;
+use tests::differential::kept;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Sample {
@@ -218,16 +219,6 @@ fn policy() -> impl Strategy<Value = Policy> {
             None => p,
         }
     })
-}
-
-/// The counters a shared breaker keeps.
-fn kept(c: Counters) -> Counters {
-    Counters {
-        calls: 0,
-        successes: 0,
-        neutrals: 0,
-        ..c
-    }
 }
 
 /// What a held permit's gate gave.

@@ -125,37 +125,10 @@ impl PolicyError {
         }
     }
 
+    /// Panics with [`PolicyError::message`]: at compile time in a `static`, where the
+    /// message is the error shown.
     pub(crate) const fn fail(self) -> ! {
-        // A `const` panic needs a literal message per variant to show it at compile time.
-        match self {
-            PolicyError::TripOutOfRange => panic!("trip must be between 1 and 255 consecutive strikes"),
-            PolicyError::ZeroCooldown => panic!("cooldown must be longer than zero"),
-            PolicyError::ZeroProbeLease => panic!("probe lease must be longer than zero"),
-            PolicyError::ProbesOutOfRange => panic!("probes to close must be between 1 and 15"),
-            PolicyError::MultiplierOutOfRange => panic!("backoff multiplier must be between 1 and 255"),
-            PolicyError::CapBelowCooldown => panic!("max cooldown must not be shorter than the cooldown"),
-            PolicyError::RateOutOfRange => panic!("a failure or slow-call rate must be between 1 and 100 percent"),
-            PolicyError::WindowOutOfRange => {
-                panic!("a count window holds 1 to 51 calls; a time window is at least 1 s, in whole 10 ms")
-            }
-            PolicyError::MinCallsOutOfRange => panic!("min calls must be at least 1 and at most what the window holds"),
-            PolicyError::NotWindowed => {
-                panic!("min calls and slow calls need a failure-rate window (Policy::failure_rate)")
-            }
-            PolicyError::ZeroSlowCall => panic!("the slow-call duration must be longer than zero"),
-            PolicyError::NeedsWindow => {
-                panic!("this policy trips on a failure rate over a window: build the breaker with `windowed`")
-            }
-            PolicyError::NeedsNoWindow => {
-                panic!("this policy trips on consecutive strikes: build the breaker with `new` or `with_observer`")
-            }
-            PolicyError::NeedsCountWindow => {
-                panic!("this policy has a count window (WindowSize::Calls): give the breaker `Windowed::calls(..)`")
-            }
-            PolicyError::NeedsTimeWindow => {
-                panic!("this policy has a time window (WindowSize::Time): give the breaker `Windowed::time(..)`")
-            }
-        }
+        panic!("{}", self.message())
     }
 }
 
