@@ -160,7 +160,8 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
                 &#clock,
                 ::core::file!(),
                 #line,
-            );
+            )
+            .gating_itself();
             &__BREAKER_CORE_BREAKER
         };
     };

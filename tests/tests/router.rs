@@ -336,3 +336,72 @@ fn check_names_every_registry_name_that_does_not_resolve() {
         })
     );
 }
+
+// ---- an annotated function routed through `call` ------------------------------------------
+
+static TRAP_UP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+static TRAP_CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[circuit_breaker(name = "router-test/lookup", trip = 2, cooldown = "30s", clock = REGISTRY_CLOCK_2)]
+fn lookup(place: &str) -> Result<String, ToolError> {
+    TRAP_CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    if TRAP_UP.load(std::sync::atomic::Ordering::Relaxed) {
+        Ok(format!("lookup({place})"))
+    } else {
+        Err(ToolError::Down)
+    }
+}
+
+#[circuit_breaker(name = "router-test/lookup-cache", trip = 2, cooldown = "30s", clock = REGISTRY_CLOCK_2)]
+fn lookup_cache(place: &str) -> Result<String, ToolError> {
+    Ok(format!("cache({place})"))
+}
+
+static REGISTRY_CLOCK_2: ManualClock = ManualClock::new(Instant::ZERO);
+
+static LOOKUP: HealthRouter<1> = HealthRouter::new([Row::new(
+    Tool::registered("router-test/lookup"),
+    &[Tool::registered("router-test/lookup-cache")],
+)]);
+
+fn route(place: &str) -> Result<String, RouterError<ToolError>> {
+    LOOKUP.call("router-test/lookup", |tool| match tool.name() {
+        "router-test/lookup" => lookup(place),
+        "router-test/lookup-cache" => lookup_cache(place),
+        other => panic!("{other}"),
+    })
+}
+
+#[test]
+fn call_over_an_annotated_function_counts_each_outcome_once_and_leaves_it_its_own_probe() {
+    let entry = registry::get("router-test/lookup").unwrap();
+    assert!(entry.gates_itself());
+    assert!(LOOKUP.rows()[0].tool().gates_itself());
+    assert!(!registry::get("router-test/maps").unwrap().gates_itself());
+
+    assert_eq!(route("oslo").unwrap(), "lookup(oslo)");
+    TRAP_UP.store(false, std::sync::atomic::Ordering::Relaxed);
+    // trip = 2: the first failure is one strike, not two.
+    assert_eq!(route("oslo"), Err(RouterError::Inner(ToolError::Down)));
+    assert_eq!(entry.state(), State::Closed { strikes: 1 });
+    assert_eq!(route("oslo"), Err(RouterError::Inner(ToolError::Down)));
+    assert_eq!(entry.state().phase(), Phase::Open);
+    assert_eq!(entry.counters().trips, 1);
+
+    // Open: the cache serves and the function is not called.
+    let before = TRAP_CALLS.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(route("oslo").unwrap(), "cache(oslo)");
+    assert_eq!(TRAP_CALLS.load(std::sync::atomic::Ordering::Relaxed), before);
+
+    // After the cooldown the router's call is the function's own probe: it closes.
+    REGISTRY_CLOCK_2.set(at(30));
+    TRAP_UP.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(route("oslo").unwrap(), "lookup(oslo)");
+    assert_eq!(entry.state().phase(), Phase::Closed);
+    assert_eq!(entry.counters().probes, 1);
+    assert_eq!(entry.counters().trips, 1);
+    let cache = registry::get("router-test/lookup-cache").unwrap();
+    assert_eq!(cache.state().phase(), Phase::Closed);
+    let r = LOOKUP.report()[0];
+    assert_eq!((r.served, r.substitutions, r.refusals), (5, 1, 0));
+}

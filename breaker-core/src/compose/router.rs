@@ -7,6 +7,10 @@
 //! static listed with [`register!`](crate::register)). The table is fixed: `N` rows, each a
 //! tool and its substitutes in order of preference, all in a `static`.
 //!
+//! A `#[circuit_breaker]` function found by name gates itself: [`HealthRouter::call`]
+//! chooses it by its oracle and calls it without taking a permit, so its own gate grants
+//! its probe and its own breaker counts each outcome once ([`Tool::gates_itself`]).
+//!
 //! It chooses with each breaker's **pure oracle** (`would_allow`), which changes nothing,
 //! so it never takes the probe of a tool it does not call; then it calls the chosen tool
 //! through that tool's **gate** (`try_acquire`). A gate refusing what its oracle allowed an
@@ -105,9 +109,22 @@ impl Tool {
 
     /// The breaker and its clock.
     pub fn breaker(&self) -> Result<(&'static AnyBreaker, &'static (dyn Clock + Sync)), LookupError> {
+        self.resolve().map(|(breaker, clock, _)| (breaker, clock))
+    }
+
+    /// Whether the tool passes through its breaker's own gate when called (a
+    /// `#[circuit_breaker]` function found by [`Tool::registered`]): the router then takes
+    /// no permit and reports nothing for it, since the function does both itself. See
+    /// [`registry::Entry::gates_itself`].
+    pub fn gates_itself(&self) -> bool {
+        self.resolve().is_ok_and(|(_, _, gates_itself)| gates_itself)
+    }
+
+    /// The breaker, its clock, and whether the tool gates itself.
+    fn resolve(&self) -> Result<(&'static AnyBreaker, &'static (dyn Clock + Sync), bool), LookupError> {
         match self.source {
-            Source::Breaker { breaker, clock } => Ok((breaker, clock)),
-            Source::Registered => registry::get(self.name).map(|e| (e.breaker(), e.clock())),
+            Source::Breaker { breaker, clock } => Ok((breaker, clock, false)),
+            Source::Registered => registry::get(self.name).map(|e| (e.breaker(), e.clock(), e.gates_itself())),
         }
     }
 
@@ -342,8 +359,12 @@ impl<const N: usize> HealthRouter<N> {
     /// the tool chosen and makes the call; its error's [`Classify`] verdict is reported to
     /// that tool's breaker. Nothing healthy: [`RouterError::Unavailable`], `f` not called.
     ///
-    /// For tools whose breaker only the router gates. A tool that gates itself (a
-    /// `#[circuit_breaker]` function) goes through [`HealthRouter::select`] instead.
+    /// A tool that gates itself (a `#[circuit_breaker]` function found by
+    /// [`Tool::registered`], see [`Tool::gates_itself`]) is chosen the same way but called
+    /// without a permit of the router's: `f` calls the function, whose own gate decides and
+    /// whose own breaker counts the outcome, once. If that gate refuses what the oracle
+    /// allowed an instant earlier (another caller took the probe in between), the
+    /// function's refusal comes back as [`RouterError::Inner`].
     pub fn call<T, E: Classify>(&self, tool: &str, f: impl FnOnce(&Tool) -> Result<T, E>) -> Result<T, RouterError<E>> {
         self.call_classified(tool, f, |e| e.verdict())
     }
@@ -357,12 +378,18 @@ impl<const N: usize> HealthRouter<N> {
     ) -> Result<T, RouterError<E>> {
         let (row, counts) = self.find(tool).ok_or(RouterError::UnknownTool)?;
         for (rank, candidate) in row.candidates().enumerate() {
-            let Ok((breaker, clock)) = candidate.breaker() else {
+            let Ok((breaker, clock, gates_itself)) = candidate.resolve() else {
                 continue;
             };
             // The oracle first: a tool it rules out is never asked through its gate.
             if !breaker.would_allow(clock.now()) {
                 continue;
+            }
+            if gates_itself {
+                // Its own gate takes the permit and its own breaker hears the outcome: a
+                // permit here would count each outcome twice and hold its probe.
+                count(&counts.served, rank > 0, &counts.substitutions);
+                return f(candidate).map_err(RouterError::Inner);
             }
             let Ok(permit) = breaker.try_acquire(&clock) else {
                 // Another caller took the probe since: nothing was taken; next candidate.
@@ -385,9 +412,10 @@ impl<const N: usize> HealthRouter<N> {
     }
 
     /// Chooses for `tool` by the pure oracles, counts the substitution or the refusal, and
-    /// returns the tool to call, for tools that pass through their own gate when called:
-    /// `#[circuit_breaker]` functions, which a permit taken here would lock out of their
-    /// own probe. No probe is taken here; the chosen function's gate decides.
+    /// returns the tool to call, for a caller that dispatches the call itself. No permit
+    /// is taken and nothing is reported here: use it for tools that pass through their own
+    /// gate when called (`#[circuit_breaker]` functions; [`HealthRouter::call`] treats
+    /// those the same way by itself), or where the call cannot be written as a closure.
     pub fn select(&self, tool: &str) -> Result<&Tool, RouterError<Infallible>> {
         let (_, counts) = self.find(tool).ok_or(RouterError::UnknownTool)?;
         match self.choose(tool) {

@@ -132,6 +132,7 @@ pub struct Entry {
     clock: &'static (dyn Clock + Sync),
     file: &'static str,
     line: u32,
+    gates_itself: bool,
 }
 
 impl Entry {
@@ -151,7 +152,28 @@ impl Entry {
             clock,
             file,
             line,
+            gates_itself: false,
         }
+    }
+
+    /// The same entry, marked as a breaker whose function passes through its gate on
+    /// every call (what `#[circuit_breaker]` writes). Not public API.
+    #[doc(hidden)]
+    pub const fn gating_itself(self) -> Entry {
+        Entry {
+            gates_itself: true,
+            ..self
+        }
+    }
+
+    /// Whether the breaker's own function passes every call through the breaker's gate
+    /// and reports its outcome itself: `true` for a `#[circuit_breaker]` function, `false`
+    /// for a breaker listed with [`register!`](crate::register). A composite that calls
+    /// such a function must neither take a permit nor report for it (it would count each
+    /// outcome twice and hold the probe the function's own gate needs); the
+    /// [health router](crate::router) does this by itself.
+    pub fn gates_itself(&self) -> bool {
+        self.gates_itself
     }
 
     /// The registry name.
