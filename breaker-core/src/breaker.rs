@@ -8,6 +8,7 @@ pub(crate) mod machine;
 pub(crate) mod outcome;
 pub(crate) mod padded;
 pub(crate) mod policy;
+pub(crate) mod refusal;
 pub(crate) mod shared;
 pub(crate) mod single;
 pub(crate) mod snapshot;

@@ -28,7 +28,7 @@ pub use integrations::registry;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
 
-use breaker::{atomic, layout, machine, outcome, padded, policy, shared, single, snapshot, time};
+use breaker::{atomic, layout, machine, outcome, padded, policy, refusal, shared, single, snapshot, time};
 use compose::{ladder, quota, quota_guard, retry, rng};
 #[cfg(feature = "std")]
 use integrations::quota_log;
@@ -58,6 +58,7 @@ pub use quota::{
 pub use quota_guard::{LastQuota, QuotaGuard, QuotaObserver, Steer};
 #[cfg(feature = "std")]
 pub use quota_log::{Console, QuotaLog, StdoutConsole};
+pub use refusal::Refusal;
 pub use retry::{Delays, Jitter, RetryPolicy, RetryPolicyError, MAX_RETRIES};
 pub use router::{Choice, HealthRouter, RouterError, Row, Tool};
 pub use shared::{Permit as SharedPermit, SharedBreaker};

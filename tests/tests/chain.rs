@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use breaker_core::chain::{BudgetError, NoSuchBackup};
 use breaker_core::{
     registry, Backup, BackupSpent, ChainError, ChainObserver, ChainPhase, Classify, Duration, FallbackChain,
-    FallbackEvent, Instant, ManualClock, Outcome, Phase, Reason, Route, State, Transition, Verdict,
+    FallbackEvent, Instant, ManualClock, Outcome, Phase, Reason, Refusal, Route, State, Transition, Verdict,
     DEFAULT_CHAIN_POLICY,
 };
 
@@ -667,6 +667,11 @@ fn call_routes_makes_the_turn_and_refuses_softly_when_exhausted() {
         "fallback chain exhausted: every backup has failed and the primary is cooling down"
     );
     assert_eq!(ChainError::Inner(Timeout).to_string(), "timed out");
+    // The one question every error answers.
+    assert!(refused.is_refused());
+    assert_eq!(refused.retry_in(), Some(COOLDOWN));
+    assert!(ChainError::<Timeout>::Probing.is_refused());
+    assert!(!ChainError::Inner(Timeout).is_refused());
     assert_eq!(
         ChainError::<Timeout>::Probing.to_string(),
         "fallback chain busy: the primary is on probation and every backup has failed"

@@ -9,8 +9,8 @@ use std::pin::{pin, Pin};
 use std::task::{Context, Poll, Waker};
 
 use breaker_core::{
-    Breaker, CallError, Classify, Clock, Duration, Instant, Jitter, ManualClock, Phase, Policy, RefusalReason, Retried,
-    RetryPolicy, SharedBreaker, State, Stop, Verdict,
+    Breaker, CallError, Classify, Clock, Duration, Instant, Jitter, ManualClock, Phase, Policy, Refusal, RefusalReason,
+    Retried, RetryPolicy, SharedBreaker, State, Stop, Verdict,
 };
 use proptest::prelude::*;
 
@@ -195,6 +195,10 @@ fn a_strike_that_trips_the_breaker_ends_the_ladder_without_sleeping() {
     );
     assert_eq!(sleeps, [ms(100)]);
     assert_eq!(r.retry_in(), Some(ms(30_000)));
+    // Stopped on an open breaker: a refusal by the one question every error answers,
+    // though the last strike is in `result`.
+    assert!(Refusal::is_refused(&r));
+    assert_eq!(Refusal::retry_in(&r), Some(ms(30_000)));
     // The pure oracle was read, the gate never asked again: no skip was counted.
     assert_eq!(b.counters().skips, 0);
 }

@@ -6,7 +6,7 @@ use std::cell::Cell;
 use breaker_core::router::{Misconfigured, RowReport};
 use breaker_core::{
     circuit_breaker, registry, Choice, Classify, Clock, Duration, HealthRouter, Instant, ManualClock, Phase, Policy,
-    Refused, RouterError, Row, SharedBreaker, State, Tool, Verdict,
+    Refusal, Refused, RouterError, Row, SharedBreaker, State, Tool, Verdict,
 };
 
 #[derive(Debug, PartialEq)]
@@ -107,6 +107,10 @@ fn nothing_healthy_gives_the_soft_refusal() {
     assert_eq!(err.to_string(), "tool temporarily unavailable: circuit breaker open");
     assert!(matches!(ROUTER.choose("c"), Some(Choice::Unavailable(t)) if t.name() == "c"));
     assert_eq!(ROUTER.report()[0].refusals, 1);
+    // The refusal prints without `Down: Display`, through the one question.
+    assert!(err.is_refused());
+    assert_eq!(err.refusal().unwrap().to_string(), "circuit breaker open: call refused");
+    assert!(!RouterError::Inner(Down).is_refused());
     assert_eq!(
         ROUTER.call("nope", |_| Ok::<_, Down>(())),
         Err(RouterError::UnknownTool)

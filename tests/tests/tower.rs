@@ -30,7 +30,10 @@ fn ready<S: Service<R>, R>(svc: &mut S) {
 }
 
 fn is_refusal(e: &BoxError) -> bool {
-    e.downcast_ref::<Refused>().is_some()
+    let by_type = e.downcast_ref::<Refused>().is_some();
+    // The one question every error answers agrees with the downcast.
+    assert_eq!(breaker_core::Refusal::is_refused(e), by_type);
+    by_type
 }
 
 #[test]

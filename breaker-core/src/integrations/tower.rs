@@ -64,11 +64,37 @@ use tower_layer::Layer;
 use tower_service::Service;
 
 use crate::layout::Ticket;
-use crate::{Classify, Clock, Observer, Outcome, Policy, Refused, SharedBreaker};
+use crate::{Classify, Clock, Observer, Outcome, Policy, Refusal, Refused, SharedBreaker};
 
 /// The error type of a [`CircuitBreakerService`]: the inner service's error, boxed, or a
 /// [`Refused`] (tower's `BoxError`).
 pub type BoxError = Box<dyn core::error::Error + Send + Sync>;
+
+/// A [`BoxError`] answers [`Refusal`] by finding a [`Refused`] in it: the error itself,
+/// or one of its [`source`](core::error::Error::source)s (a layer above may have wrapped
+/// it). So `error.is_refused()` and `error.retry_in()` work on what a tower stack returns.
+///
+/// ```
+/// use breaker_core::tower::BoxError;
+/// use breaker_core::{Refusal, RefusalReason, Refused};
+///
+/// let refused: BoxError = Box::new(Refused { reason: RefusalReason::Open, retry_in: None });
+/// assert!(refused.is_refused());
+/// let other: BoxError = "connection reset".into();
+/// assert!(!other.is_refused());
+/// ```
+impl Refusal for BoxError {
+    fn refusal(&self) -> Option<Refused> {
+        let mut error: Option<&(dyn core::error::Error + 'static)> = Some(&**self);
+        while let Some(e) = error {
+            if let Some(r) = e.downcast_ref::<Refused>() {
+                return Some(*r);
+            }
+            error = e.source();
+        }
+        None
+    }
+}
 
 /// Says what a service's result testifies: [`Outcome::Success`] or a failure's verdict.
 ///
