@@ -259,8 +259,12 @@ fn amber_refuses_normal_priority_with_quota_low_while_closed() {
     };
     assert_eq!(
         r.to_string(),
-        "circuit breaker open: call refused",
-        "the ordinary refusal"
+        "call held back: quota low, circuit breaker closed",
+        "held back, not refused by an open breaker"
+    );
+    assert_eq!(
+        format!("{r:#}"),
+        "call held back: quota low, circuit breaker closed (high-priority calls only)"
     );
     assert_eq!(call(&mut g, s(2), Priority::High, ok(890)), Ok(()));
     assert_eq!(g.state(s(2)), State::Closed { strikes: 0 });

@@ -92,9 +92,19 @@ impl fmt::Display for Report {
 
 /// `circuit breaker open: call refused`; the alternate form (`{:#}`) adds why and, while
 /// cooling down, how long is left: `circuit breaker open: call refused (cooling down,
-/// retry in 12s)`.
+/// retry in 12s)`. A call the quota gauge's amber light held back
+/// ([`RefusalReason::QuotaLow`]) says so, and that the breaker is closed: `call held back:
+/// quota low, circuit breaker closed` (`{:#}` adds `(high-priority calls only)`).
 impl fmt::Display for Refused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.reason == RefusalReason::QuotaLow {
+            // The quota gauge's amber light: the breaker is closed, the call was held back.
+            f.write_str("call held back: quota low, circuit breaker closed")?;
+            if f.alternate() {
+                f.write_str(" (high-priority calls only)")?;
+            }
+            return Ok(());
+        }
         f.write_str("circuit breaker open: call refused")?;
         if f.alternate() {
             match self.retry_in {
