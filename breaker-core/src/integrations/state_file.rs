@@ -20,6 +20,16 @@
 //!   "lastTotal": 5000
 //! }
 //! ```
+//!
+//! # Moving from Squad
+//!
+//! Squad's own file (`.squad/ralph-circuit-breaker.json`, fields `status`, `openedAt` as
+//! an ISO-8601 UTC time, `cooldownMinutes`, `consecutiveFailures`, `consecutiveSuccesses`,
+//! `lastRateLimitRemaining`, `lastRateLimitTotal`) is read too: [`SavedState::from_json`]
+//! imports it ([`SavedState::from_squad_json`]), so an open breaker stays open with its
+//! cooldown resumed, and [`StateFile::load`] writes it back at once in this format (the
+//! next start reads it as its own). Its `consecutiveFailures` is the number of openings
+//! since the last close, as here.
 
 use std::fmt;
 use std::fs::{self, OpenOptions};
@@ -193,6 +203,104 @@ struct Header {
     version: u32,
 }
 
+impl Header {
+    /// The header of a state file of this format (any version), if `bytes` have one.
+    fn of(bytes: &[u8]) -> Option<Header> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// Squad's own state file, field for field (other fields are ignored).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct SquadRecord {
+    status: String,
+    opened_at: Option<String>,
+    cooldown_minutes: u32,
+    consecutive_failures: u32,
+    #[serde(default)]
+    consecutive_successes: u32,
+    last_rate_limit_remaining: Option<u32>,
+    last_rate_limit_total: Option<u32>,
+}
+
+/// Milliseconds since 1970 of an ISO-8601 time as JavaScript's `toISOString` writes it:
+/// `YYYY-MM-DDTHH:MM:SS`, optional fraction, then `Z` or an offset `±HH:MM`. `None` for
+/// anything else, or a time before 1970.
+fn iso8601_unix_ms(text: &str) -> Option<u64> {
+    let b = text.as_bytes();
+    let num = |range: core::ops::Range<usize>| -> Option<i64> {
+        let digits = b.get(range)?;
+        if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+            return None;
+        }
+        digits
+            .iter()
+            .try_fold(0i64, |n, d| n.checked_mul(10)?.checked_add(i64::from(d - b'0')))
+    };
+    let sep = |at: usize, c: u8| b.get(at) == Some(&c);
+    if !(sep(4, b'-') && sep(7, b'-') && (sep(10, b'T') || sep(10, b't')) && sep(13, b':') && sep(16, b':')) {
+        return None;
+    }
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hour, minute, second) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    let days_in_month = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if day < 1 || day > days_in_month || hour > 23 || minute > 59 || second > 60 {
+        return None;
+    }
+    let mut at = 19;
+    let mut millis = 0i64;
+    if sep(at, b'.') {
+        let start = at + 1;
+        let mut end = start;
+        while b.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        if end == start {
+            return None;
+        }
+        // Milliseconds: the first three digits, padded.
+        for i in 0..3 {
+            millis = millis * 10
+                + b.get(start + i)
+                    .filter(|_| start + i < end)
+                    .map_or(0, |d| i64::from(d - b'0'));
+        }
+        at = end;
+    }
+    let offset_minutes = match b.get(at..)? {
+        b"Z" | b"z" => 0,
+        [sign @ (b'+' | b'-'), ..] if b.len() == at + 6 && sep(at + 3, b':') => {
+            let minutes = num(at + 1..at + 3)? * 60 + num(at + 4..at + 6)?;
+            if *sign == b'+' {
+                minutes
+            } else {
+                -minutes
+            }
+        }
+        _ => return None,
+    };
+    // Days from 1970-01-01 to the date (the proleptic Gregorian calendar).
+    let (y, m) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * m + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3_600 + minute * 60 + second - offset_minutes * 60;
+    u64::try_from(seconds.checked_mul(1_000)?.checked_add(millis)?).ok()
+}
+
 fn to_std(d: Duration) -> std::time::Duration {
     std::time::Duration::from_millis(u64::from(d.as_millis()))
 }
@@ -247,6 +355,77 @@ impl SavedState {
                 ..base
             },
         }
+    }
+
+    /// Reads Squad's own state file (`.squad/ralph-circuit-breaker.json`; its fields are
+    /// `status`, `openedAt` as an ISO-8601 UTC time, `cooldownMinutes`,
+    /// `consecutiveFailures`, `consecutiveSuccesses`, `lastRateLimitRemaining` and
+    /// `lastRateLimitTotal`; `consecutiveFailures` counts the openings since the last close,
+    /// as here): `status` `"closed"`, `"open"` or `"half-open"` (any case, `_` for `-`), `openedAt`
+    /// required when open. Anything else is a [`StateFileProblem`].
+    ///
+    /// ```
+    /// use breaker_core::{Duration, SavedState, SavedStatus};
+    ///
+    /// let squad = br#"{"status": "open", "openedAt": "2025-08-15T14:23:45.000Z", "cooldownMinutes": 8,
+    ///     "consecutiveFailures": 3, "consecutiveSuccesses": 0, "lastRateLimitRemaining": 42, "lastRateLimitTotal": 5000}"#;
+    /// let state = SavedState::from_squad_json(squad).unwrap();
+    /// assert_eq!(state.status, SavedStatus::Open);
+    /// assert_eq!(state.cooldown, Duration::from_mins(8));
+    /// let opened = state.opened_at.unwrap().duration_since(std::time::UNIX_EPOCH).unwrap();
+    /// assert_eq!(opened.as_millis(), 1_755_267_825_000);
+    /// ```
+    pub fn from_squad_json(bytes: &[u8]) -> Result<SavedState, StateFileProblem> {
+        let squad: SquadRecord = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
+            serde_json::error::Category::Data => StateFileProblem::Foreign(e.to_string()),
+            _ => StateFileProblem::Corrupt(e),
+        })?;
+        SavedState::from_squad(squad)
+    }
+
+    fn from_squad(r: SquadRecord) -> Result<SavedState, StateFileProblem> {
+        let status = match r.status.to_ascii_lowercase().replace('_', "-").as_str() {
+            "closed" => SavedStatus::Closed,
+            "open" => SavedStatus::Open,
+            "half-open" | "halfopen" => SavedStatus::HalfOpen,
+            _ => return Err(StateFileProblem::Invalid("Squad's status is closed, open or half-open")),
+        };
+        let cooldown_ms = r
+            .cooldown_minutes
+            .checked_mul(60_000)
+            .filter(|ms| *ms <= Duration::MAX.as_millis())
+            .ok_or(StateFileProblem::Invalid(
+                "cooldownMinutes is longer than a breaker's longest cooldown",
+            ))?;
+        let opened_at = match (status, r.opened_at) {
+            (SavedStatus::Open, None) => {
+                return Err(StateFileProblem::Invalid("an open breaker's state needs openedAt"))
+            }
+            (SavedStatus::Open, Some(at)) => Some(
+                iso8601_unix_ms(&at)
+                    .map(|ms| UNIX_EPOCH + std::time::Duration::from_millis(ms))
+                    .ok_or(StateFileProblem::Invalid("openedAt is not an ISO-8601 time"))?,
+            ),
+            _ => None,
+        };
+        let last_quota = match (r.last_rate_limit_remaining, r.last_rate_limit_total) {
+            (Some(remaining), Some(total)) => Some(Quota::new(remaining, total)),
+            (None, None) => None,
+            _ => {
+                return Err(StateFileProblem::Invalid(
+                    "lastRateLimitRemaining and lastRateLimitTotal go together",
+                ))
+            }
+        };
+        Ok(SavedState {
+            status,
+            opened_at,
+            cooldown: Duration::from_millis(cooldown_ms),
+            consecutive_failures: r.consecutive_failures,
+            consecutive_successes: r.consecutive_successes,
+            probing: false,
+            last_quota,
+        })
     }
 
     /// The [`Snapshot`] this state describes at wall-clock time `wall_now`, carrying
@@ -321,13 +500,21 @@ impl SavedState {
         json
     }
 
-    /// Reads the JSON a state file holds. Truncated or corrupt bytes, another program's
+    /// Reads the JSON a state file holds, this format's or Squad's
+    /// ([`SavedState::from_squad_json`]). Truncated or corrupt bytes, another program's
     /// JSON, another version, or contradicting fields give a [`StateFileProblem`], never a panic.
     pub fn from_json(bytes: &[u8]) -> Result<SavedState, StateFileProblem> {
-        let header: Header = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
-            serde_json::error::Category::Data => StateFileProblem::Foreign(e.to_string()),
-            _ => StateFileProblem::Corrupt(e),
-        })?;
+        let header: Header = match serde_json::from_slice(bytes) {
+            Ok(header) => header,
+            Err(e) if e.classify() == serde_json::error::Category::Data => {
+                // No `format`: Squad's own file, or another program's.
+                return match serde_json::from_slice::<SquadRecord>(bytes) {
+                    Ok(squad) => SavedState::from_squad(squad),
+                    Err(_) => Err(StateFileProblem::Foreign(e.to_string())),
+                };
+            }
+            Err(e) => return Err(StateFileProblem::Corrupt(e)),
+        };
         if header.format != FORMAT {
             return Err(StateFileProblem::Foreign(std::format!(
                 "its format is {:?}",
@@ -435,7 +622,15 @@ impl StateFile {
             Err(e) => return Err(StateFileError::Read(e)),
         };
         match SavedState::from_json(&bytes) {
-            Ok(state) => Ok(Some(state)),
+            Ok(state) => {
+                if Header::of(&bytes).is_none() {
+                    // Squad's file: written back in this format, so that the next start
+                    // reads its own. If that fails the file stays as it was, and is
+                    // imported again next time.
+                    let _ = self.save(&state);
+                }
+                Ok(Some(state))
+            }
             Err(problem) => match self.set_aside() {
                 Ok(kept_at) => Err(StateFileError::Rejected { problem, kept_at }),
                 Err(error) => Err(StateFileError::NotSetAside { problem, error }),
@@ -857,10 +1052,8 @@ mod tests {
     fn another_programs_json_is_foreign() {
         let (problem, _, _) = rejected(b"{\"name\": \"my-app\", \"version\": \"1.0.0\"}");
         assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
-        // Squad's own file: the same fields in spirit, not this format.
-        let squad_file = br#"{"status": "open", "openedAt": "2025-08-15T14:23:45.000Z", "cooldownMinutes": 8,
-            "consecutiveFailures": 3, "consecutiveSuccesses": 0, "lastRateLimitRemaining": 42, "lastRateLimitTotal": 5000}"#;
-        let (problem, _, _) = rejected(squad_file);
+        // Squad-like, but not Squad's: no cooldownMinutes.
+        let (problem, _, _) = rejected(br#"{"status": "open", "openedAt": "2025-08-15T14:23:45.000Z"}"#);
         assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
         let (problem, _, _) = rejected(b"[1, 2, 3]");
         assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
@@ -947,5 +1140,116 @@ mod tests {
             e.to_string(),
             "breaker state file rejected: state file version 7 is not supported (this build reads 1); kept at /x/b.json.rejected"
         );
+    }
+
+    const SQUAD_FILE: &[u8] = br#"{
+  "status": "open",
+  "openedAt": "2025-08-15T14:23:45.000Z",
+  "cooldownMinutes": 8,
+  "consecutiveFailures": 3,
+  "consecutiveSuccesses": 0,
+  "lastRateLimitRemaining": 42,
+  "lastRateLimitTotal": 5000
+}"#;
+
+    #[test]
+    fn squads_own_file_is_imported_with_its_cooldown_resumed_and_written_back_in_this_format() {
+        let dir = TempDir::new("squad-import");
+        let path = dir.0.join("ralph-circuit-breaker.json");
+        fs::write(&path, SQUAD_FILE).unwrap();
+        let file = StateFile::new(&path);
+        let mut guard = QuotaGuard::<_>::new(Breaker::new(squad()), QuotaPolicy::new());
+        // Three minutes after Squad's breaker opened for 8 minutes.
+        let saved = guard.resume(&file, s(0), wall(180)).unwrap().unwrap();
+        assert_eq!(saved.status, SavedStatus::Open);
+        assert_eq!(saved.consecutive_failures, 3);
+        assert_eq!(saved.last_quota, Some(Quota::new(42, 5_000)));
+        assert_eq!(
+            guard.state(s(0)),
+            State::Open {
+                remaining: Duration::from_mins(5),
+                forced: false
+            }
+        );
+        // Written back in this format; nothing set aside.
+        assert_eq!(names_in(&dir.0), ["ralph-circuit-breaker.json"]);
+        let back = SavedState::from_json(&fs::read(&path).unwrap()).unwrap();
+        assert_eq!(back, saved);
+        assert!(Header::of(&fs::read(&path).unwrap()).is_some());
+        // The next start reads its own file: the same five minutes, less the time since.
+        let mut again = QuotaGuard::<_>::new(Breaker::new(squad()), QuotaPolicy::new());
+        again.resume(&file, s(0), wall(240)).unwrap().unwrap();
+        assert_eq!(
+            again.state(s(0)),
+            State::Open {
+                remaining: Duration::from_mins(4),
+                forced: false
+            }
+        );
+    }
+
+    #[test]
+    fn squads_statuses_and_bad_squad_files() {
+        let closed = br#"{"status": "CLOSED", "openedAt": null, "cooldownMinutes": 2, "consecutiveFailures": 0, "consecutiveSuccesses": 0}"#;
+        let state = SavedState::from_json(closed).unwrap();
+        assert_eq!(
+            (state.status, state.opened_at, state.last_quota),
+            (SavedStatus::Closed, None, None)
+        );
+        let half =
+            br#"{"status": "half_open", "cooldownMinutes": 4, "consecutiveFailures": 2, "consecutiveSuccesses": 1}"#;
+        let state = SavedState::from_json(half).unwrap();
+        assert_eq!(
+            (state.status, state.consecutive_successes, state.probing),
+            (SavedStatus::HalfOpen, 1, false)
+        );
+        for (bad, why) in [
+            (&br#"{"status": "tripped", "cooldownMinutes": 2, "consecutiveFailures": 1}"#[..], "status"),
+            (br#"{"status": "open", "cooldownMinutes": 2, "consecutiveFailures": 1}"#, "openedAt"),
+            (br#"{"status": "open", "openedAt": "yesterday", "cooldownMinutes": 2, "consecutiveFailures": 1}"#, "ISO-8601"),
+            (br#"{"status": "open", "openedAt": "2025-02-30T00:00:00Z", "cooldownMinutes": 2, "consecutiveFailures": 1}"#, "ISO-8601"),
+            (br#"{"status": "closed", "cooldownMinutes": 4000000, "consecutiveFailures": 0}"#, "longest"),
+            (br#"{"status": "closed", "cooldownMinutes": 2, "consecutiveFailures": 0, "lastRateLimitTotal": 5000}"#, "together"),
+        ] {
+            match SavedState::from_json(bad) {
+                Err(StateFileProblem::Invalid(text)) => assert!(text.contains(why), "{text}"),
+                other => panic!("{}: {other:?}", String::from_utf8_lossy(bad)),
+            }
+        }
+        // Cut short: corrupt, as any torn file.
+        for cut in 1..SQUAD_FILE.len() {
+            assert!(SavedState::from_json(&SQUAD_FILE[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn iso8601_times_as_javascript_writes_them() {
+        assert_eq!(iso8601_unix_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(iso8601_unix_ms("1970-01-01T00:00:00.001Z"), Some(1));
+        assert_eq!(iso8601_unix_ms("2025-08-15T14:23:45.000Z"), Some(1_755_267_825_000));
+        assert_eq!(iso8601_unix_ms("2025-08-15T14:23:45Z"), Some(1_755_267_825_000));
+        assert_eq!(iso8601_unix_ms("2025-08-15T14:23:45.5Z"), Some(1_755_267_825_500));
+        assert_eq!(
+            iso8601_unix_ms("2025-08-15T16:23:45.000+02:00"),
+            Some(1_755_267_825_000)
+        );
+        assert_eq!(iso8601_unix_ms("2025-08-15T13:23:45-01:00"), Some(1_755_267_825_000));
+        assert_eq!(iso8601_unix_ms("2000-02-29T00:00:00Z"), Some(951_782_400_000));
+        assert_eq!(iso8601_unix_ms("2024-12-31T23:59:59.999Z"), Some(1_735_689_599_999));
+        for bad in [
+            "",
+            "2025-08-15",
+            "2025-08-15T14:23:45",
+            "2025-13-01T00:00:00Z",
+            "1900-02-29T00:00:00Z",
+            "2025-08-15T24:00:00Z",
+            "2025-08-15T14:23:45.Z",
+            "2025-08-15T14:23:45+0200",
+            "1969-12-31T23:59:59Z",
+            "2025-08-15T14:23:45Zjunk",
+            "+2025-08-15T14:23:45Z",
+        ] {
+            assert_eq!(iso8601_unix_ms(bad), None, "{bad:?}");
+        }
     }
 }
