@@ -399,3 +399,83 @@ fn a_probe_that_panics_counts_as_failed_on_a_shared_breaker() {
         "the dropped probe permit re-opened it, backoff advanced"
     );
 }
+
+// ---- the quota's reset time ----------------------------------------------------------------
+
+/// A 10 s cooldown and a rate-limit window that resets 60 s after the quota ran out.
+fn short() -> Policy {
+    Policy::new(3, Duration::from_secs(10))
+}
+
+#[test]
+fn a_red_quota_with_a_known_reset_keeps_the_breaker_open_until_the_reset_and_spends_no_probe_before_it() {
+    let mut g = QuotaGuard::<_>::new(Breaker::new(short()), QuotaPolicy::new());
+    let spent = Quota::new(0, 5_000).with_reset_in(Duration::from_secs(60));
+    g.observe(spent, s(0));
+    for t in [0, 10, 20, 59] {
+        assert_eq!(
+            g.state(s(t)),
+            State::Open {
+                remaining: Duration::from_secs(60 - t),
+                forced: false
+            },
+            "at {t}s"
+        );
+    }
+    // The first call after the reset is the probe, and the one call made since the trip.
+    let mut calls = 0;
+    for t in [10, 20, 30, 59, 60] {
+        let _ = g.call(&ManualClock::new(s(t)), Priority::High, || {
+            calls += 1;
+            ok(4_999)
+        });
+    }
+    assert_eq!(calls, 1);
+    assert_eq!(g.breaker().counters().probes, 1);
+    assert_eq!(g.breaker().counters().skips, 4);
+}
+
+#[test]
+fn without_a_reset_the_cooldown_decides_and_a_reset_sooner_than_the_cooldown_does_not_shorten_it() {
+    let mut g = QuotaGuard::<_>::new(Breaker::new(short()), QuotaPolicy::new());
+    g.observe(Quota::new(0, 5_000), s(0));
+    assert!(g.breaker().would_allow(s(10)), "the 10 s cooldown alone");
+
+    let mut g = QuotaGuard::<_>::new(Breaker::new(short()), QuotaPolicy::new());
+    g.observe(Quota::new(0, 5_000).with_reset_in(Duration::from_secs(3)), s(0));
+    assert_eq!(
+        g.state(s(0)),
+        State::Open {
+            remaining: Duration::from_secs(10),
+            forced: false
+        }
+    );
+}
+
+#[test]
+fn a_red_reading_while_open_restarts_the_wait_until_its_reset_on_a_shared_breaker_too() {
+    static SHORT: Policy = Policy::new(3, Duration::from_secs(10));
+    static B: SharedBreaker = SharedBreaker::new(&SHORT);
+    let mut g = QuotaGuard::<_>::new(&B, QuotaPolicy::new());
+    g.observe(Quota::new(0, 5_000).with_reset_in(Duration::from_secs(60)), s(0));
+    assert_eq!(B.phase(s(59)), Phase::Open);
+    // At 30 s a response says the window now resets 90 s later.
+    g.observe(Quota::new(0, 5_000).with_reset_in(Duration::from_secs(90)), s(30));
+    assert_eq!(
+        B.state(s(30)),
+        State::Open {
+            remaining: Duration::from_secs(90),
+            forced: false
+        }
+    );
+    // A later, sooner reset never shortens the wait.
+    g.observe(Quota::new(0, 5_000).with_reset_in(Duration::from_secs(5)), s(40));
+    assert_eq!(
+        B.state(s(40)),
+        State::Open {
+            remaining: Duration::from_secs(80),
+            forced: false
+        }
+    );
+    assert!(B.would_allow(s(120)));
+}

@@ -387,23 +387,25 @@ impl Builder {
         }
     }
 
-    /// Opens as a trip would, with no call involved: from closed at once, from half-open
-    /// with the backoff advanced (as a failed probe), and while open the wait restarts
-    /// (as fresh bad news). Forced open stays as it is.
-    pub fn trip(&mut self, policy: &Policy, why: Reason, now: Instant) {
+    /// Opens as a trip would, with no call involved, staying open at least `hold` (as a
+    /// trip verdict's hold): from closed at once, from half-open with the backoff advanced
+    /// (as a failed probe), and while open the wait restarts (as fresh bad news; it never
+    /// shortens a longer hold). Forced open stays as it is.
+    pub fn trip(&mut self, policy: &Policy, why: Reason, now: Instant, hold: Duration) {
         self.expire_lease(policy, now);
         let c = self.core;
         if c.forced() {
             return;
         }
         if c.is(Phase::Open) {
-            self.core.anchor = c.anchor.later(now);
+            let cooldown = policy.cooldown_at(c.step());
+            self.core.anchor = c.anchor.later(now.wrapping_add(hold.saturating_sub(cooldown)));
             return;
         }
         if c.is(Phase::HalfOpen) {
             self.advance_backoff();
         }
-        self.open(policy, why, now, Duration::ZERO);
+        self.open(policy, why, now, hold);
     }
 
     /// A windowed policy's rule: the closed window of generation `gen` now holds `tally`;
@@ -498,10 +500,11 @@ impl Core {
         b.core
     }
 
-    /// Opens as a trip would, with no call involved (see [`Builder::trip`]).
-    pub fn trip(self, policy: &Policy, why: Reason, now: Instant) -> Step<()> {
+    /// Opens as a trip would, with no call involved, for at least `hold` (see
+    /// [`Builder::trip`]).
+    pub fn trip(self, policy: &Policy, why: Reason, now: Instant, hold: Duration) -> Step<()> {
         let mut b = Builder::new(self);
-        b.trip(policy, why, now);
+        b.trip(policy, why, now, hold);
         b.finish(())
     }
 

@@ -871,7 +871,13 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     /// Opens at `now` as a trip would, with no call involved (see [`Breaker::trip`](crate::Breaker::trip)
     /// for the rules). Lock-free, like every transition.
     pub fn trip(&self, why: Reason, now: Instant) {
-        self.update(&|b| b.trip(self.inner.policy(), why, now))
+        self.trip_for(why, crate::Duration::ZERO, now)
+    }
+
+    /// [`SharedBreaker::trip`], staying open at least `hold` (see
+    /// [`Breaker::trip_for`](crate::Breaker::trip_for)).
+    pub fn trip_for(&self, why: Reason, hold: crate::Duration, now: Instant) {
+        self.update(&|b| b.trip(self.inner.policy(), why, now, hold))
     }
 
     /// Opens until [`SharedBreaker::reset`], whatever the cooldown says.

@@ -362,7 +362,24 @@ impl<O: Observer> Breaker<O> {
     /// assert!(b.try_acquire(Instant::ZERO.wrapping_add(Duration::from_secs(120))).unwrap().is_probe());
     /// ```
     pub fn trip(&mut self, why: Reason, now: Instant) {
-        let step = self.core.trip(&self.policy, why, now);
+        self.trip_for(why, crate::Duration::ZERO, now)
+    }
+
+    /// [`Breaker::trip`], staying open at least `hold` (a cooldown shorter than `hold` is
+    /// stretched to it, as a trip verdict's [`Verdict::TripFor`](crate::Verdict::TripFor)
+    /// hold does): a quota known to reset in `hold`, say. While open, the wait restarts
+    /// and lasts at least `hold` from `now`; it never shortens a longer wait.
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Instant, Phase, Policy, Reason};
+    ///
+    /// let mut b = Breaker::new(Policy::new(3, Duration::from_secs(10)));
+    /// b.trip_for(Reason::Predicted, Duration::from_secs(60), Instant::ZERO);
+    /// assert_eq!(b.phase(Instant::ZERO.wrapping_add(Duration::from_secs(59))), Phase::Open);
+    /// assert!(b.try_acquire(Instant::ZERO.wrapping_add(Duration::from_secs(60))).unwrap().is_probe());
+    /// ```
+    pub fn trip_for(&mut self, why: Reason, hold: crate::Duration, now: Instant) {
+        let step = self.core.trip(&self.policy, why, now, hold);
         self.apply(step)
     }
 

@@ -69,7 +69,7 @@ impl WordOp {
         match self {
             WordOp::Acquire => return Some(b.acquire(policy, now).map(WordTicket::from_ticket)),
             WordOp::Record(ticket, outcome) => b.record(policy, ticket.ticket(), outcome, now),
-            WordOp::Trip(why) => b.trip(policy, why, now),
+            WordOp::Trip(why) => b.trip(policy, why, now, crate::Duration::ZERO),
             WordOp::ForceOpen => b.force_open(now),
             WordOp::Reset => b.reset(now),
         }

@@ -25,10 +25,27 @@ use heapless::HistoryBuf;
 
 use crate::{Duration, Instant, RefusalReason, Refused, State};
 
-/// What one response says about a quota: `remaining` of `total` units are left.
+/// What one response says about a quota: `remaining` of `total` units are left, and, when
+/// the response says so, when the quota resets.
 ///
 /// Any pair of numbers is accepted: `remaining` above `total` reads as a full quota, and a
 /// `total` of zero as an empty one (there is nothing to spend).
+///
+/// The reset (`X-RateLimit-Reset`, `Retry-After`) matters when the quota runs low: a
+/// [`QuotaGuard`](crate::QuotaGuard) that opens its breaker for a red or predicted quota
+/// keeps it open until the reset, if that is later than the cooldown, so no probe is spent
+/// on a quota that cannot have come back yet.
+///
+/// ```
+/// use breaker_core::{Duration, Quota};
+///
+/// // `Retry-After: 60`, or `X-RateLimit-Reset: 1755268000` read at 1755267940 (Unix seconds).
+/// let q = Quota::new(0, 5_000).with_reset_in(Duration::from_secs(60));
+/// assert_eq!(q, Quota::new(0, 5_000).with_reset_at_unix(1_755_268_000, 1_755_267_940));
+/// assert_eq!(q.resets_in, Some(Duration::from_secs(60)));
+/// // A reset already past: nothing to wait for.
+/// assert_eq!(Quota::new(0, 5_000).with_reset_at_unix(10, 20).resets_in, Some(Duration::ZERO));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -37,12 +54,38 @@ pub struct Quota {
     pub remaining: u32,
     /// Units in the whole quota (its size per window: 5,000 requests an hour).
     pub total: u32,
+    /// When known: how long until the quota resets, counted from the response.
+    #[cfg_attr(feature = "serde", serde(default, skip_serializing_if = "Option::is_none"))]
+    pub resets_in: Option<Duration>,
 }
 
 impl Quota {
-    /// `remaining` of `total` units left.
+    /// `remaining` of `total` units left; the reset unknown.
     pub const fn new(remaining: u32, total: u32) -> Quota {
-        Quota { remaining, total }
+        Quota {
+            remaining,
+            total,
+            resets_in: None,
+        }
+    }
+
+    /// The same quota, resetting in `wait` (`Retry-After` in seconds, or a rate-limit
+    /// window's time left).
+    pub const fn with_reset_in(self, wait: Duration) -> Quota {
+        Quota {
+            resets_in: Some(wait),
+            ..self
+        }
+    }
+
+    /// The same quota, resetting at `reset_unix_secs` (`X-RateLimit-Reset`, Unix seconds)
+    /// as read at `now_unix_secs` on the same wall clock: a reset already past is zero, one
+    /// beyond [`Duration::MAX`] is cut to it.
+    pub const fn with_reset_at_unix(self, reset_unix_secs: u64, now_unix_secs: u64) -> Quota {
+        let secs = reset_unix_secs.saturating_sub(now_unix_secs);
+        let max_secs = Duration::MAX.as_millis() as u64 / 1000;
+        let secs = if secs > max_secs { max_secs } else { secs };
+        self.with_reset_in(Duration::from_secs(secs as u32))
     }
 
     /// The share left: `remaining / total` in basis points, at most 100 % (`remaining`

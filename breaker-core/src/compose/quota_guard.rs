@@ -16,8 +16,8 @@ use portable_atomic::{AtomicU64, Ordering};
 
 use crate::quota::{Priority, Quota, QuotaGauge, QuotaPolicy, Reading, Sample};
 use crate::{
-    Breaker, CallError, Classify, Clock, Instant, Observer, Outcome, Policy, Reason, Refused, SharedBreaker, Snapshot,
-    State, Transition,
+    Breaker, CallError, Classify, Clock, Duration, Instant, Observer, Outcome, Policy, Reason, Refused, SharedBreaker,
+    Snapshot, State, Transition,
 };
 
 /// An [`Observer`] that also hears of every quota sample a [`QuotaGuard`] takes, before
@@ -92,8 +92,8 @@ pub trait Steer: sealed::Sealed {
     type Observer: ?Sized + QuotaObserver;
     /// The breaker's state at `now`.
     fn state_at(&self, now: Instant) -> State;
-    /// Opens the breaker as a trip at `now` ([`Breaker::trip`]).
-    fn trip_at(&mut self, why: Reason, now: Instant);
+    /// Opens the breaker as a trip at `now`, for at least `hold` ([`Breaker::trip_for`]).
+    fn trip_at(&mut self, why: Reason, hold: Duration, now: Instant);
     /// The breaker's observer.
     fn quota_observer(&self) -> &Self::Observer;
     /// The breaker's policy.
@@ -111,8 +111,8 @@ impl<O: QuotaObserver> Steer for Breaker<O> {
     fn state_at(&self, now: Instant) -> State {
         self.state(now)
     }
-    fn trip_at(&mut self, why: Reason, now: Instant) {
-        self.trip(why, now)
+    fn trip_at(&mut self, why: Reason, hold: Duration, now: Instant) {
+        self.trip_for(why, hold, now)
     }
     fn quota_observer(&self) -> &O {
         self.observer()
@@ -135,8 +135,8 @@ impl<O: ?Sized + QuotaObserver> Steer for &SharedBreaker<O> {
     fn state_at(&self, now: Instant) -> State {
         self.state(now)
     }
-    fn trip_at(&mut self, why: Reason, now: Instant) {
-        self.trip(why, now)
+    fn trip_at(&mut self, why: Reason, hold: Duration, now: Instant) {
+        self.trip_for(why, hold, now)
     }
     fn quota_observer(&self) -> &O {
         self.observer()
@@ -238,7 +238,9 @@ impl<B: Steer, const N: usize> QuotaGuard<B, N> {
     fn gauge_and_trip(&mut self, quota: Quota, now: Instant) -> Reading {
         let reading = self.gauge.observe(Sample::new(now, quota.remaining, quota.total));
         if reading.opens() {
-            self.breaker.trip_at(Reason::Predicted, now);
+            // Until the reset, when known: a probe before it could only find the quota spent.
+            let hold = quota.resets_in.unwrap_or(Duration::ZERO);
+            self.breaker.trip_at(Reason::Predicted, hold, now);
         }
         reading
     }
