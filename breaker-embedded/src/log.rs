@@ -94,6 +94,7 @@ impl defmt::Format for Words {
             Reason::ForcedOpen => defmt::write!(f, "forced"),
             Reason::Reset => defmt::write!(f, "reset"),
             Reason::Predicted => defmt::write!(f, "predicted"),
+            Reason::QuotaRed => defmt::write!(f, "quota red"),
             Reason::FailureRate => defmt::write!(f, "failure rate"),
             Reason::SlowCalls => defmt::write!(f, "slow calls"),
         }

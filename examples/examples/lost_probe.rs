@@ -37,6 +37,7 @@ fn log_transition(t: &Transition) {
         Reason::ForcedOpen => "forced open",
         Reason::Reset => "reset",
         Reason::Predicted => "a prediction said the upstream is about to fail",
+        Reason::QuotaRed => "the quota's light is red",
         Reason::FailureRate => "the failure rate over the window reached its threshold",
         Reason::SlowCalls => "the share of slow calls over the window reached its threshold",
     };

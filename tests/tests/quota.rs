@@ -141,7 +141,7 @@ fn red_opens_the_breaker_without_a_prediction() {
     assert_eq!(g.state(s(0)).phase(), Phase::Open);
     assert_eq!(
         g.breaker().observer().transitions(),
-        [(Phase::Open, Reason::Predicted, Duration::from_mins(2))]
+        [(Phase::Open, Reason::QuotaRed, Duration::from_mins(2))]
     );
 }
 

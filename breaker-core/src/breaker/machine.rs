@@ -44,6 +44,10 @@ pub enum Reason {
     /// [`trip`](crate::Breaker::trip) opened it before any call failed: a prediction (a
     /// quota gauge's, a health check's) said the upstream is about to fail.
     Predicted,
+    /// A [`QuotaGuard`](crate::QuotaGuard) opened it because the quota's light is red: the
+    /// share left is at or below the red threshold (a prediction alone is
+    /// [`Reason::Predicted`]).
+    QuotaRed,
     /// A windowed policy's failure rate reached its threshold (see [`crate::window`]).
     FailureRate,
     /// A windowed policy's slow-call rate reached its threshold (see [`crate::window`]).
@@ -63,6 +67,7 @@ impl Reason {
             Reason::ForcedOpen => "forced",
             Reason::Reset => "reset",
             Reason::Predicted => "predicted",
+            Reason::QuotaRed => "quota red",
             Reason::FailureRate => "failure rate",
             Reason::SlowCalls => "slow calls",
         }

@@ -14,7 +14,8 @@
 //!
 //! A [`Reading`] raises an [`Alarm`] when the light is red or exhaustion is predicted within
 //! the warning threshold (120 s by default); a [`QuotaGuard`](crate::QuotaGuard) then opens
-//! its breaker through the state machine ([`Reason::Predicted`](crate::Reason::Predicted)).
+//! its breaker through the state machine ([`Reason::QuotaRed`](crate::Reason::QuotaRed) or
+//! [`Reason::Predicted`](crate::Reason::Predicted)).
 //!
 //! The gauge is plain data with `&mut self` updates: no heap, no atomics, no lock. One owner
 //! feeds it, the code that reads the responses; see [`QuotaGauge`] for why, and for sharing it.
@@ -224,7 +225,7 @@ impl fmt::Display for Share {
 /// |---|---|---|---|
 /// | green | above 20 % | all proceed | closed |
 /// | amber | 5 % to 20 % | only [`Priority::High`] proceed, the rest are refused ([`RefusalReason::QuotaLow`]) | closed |
-/// | red | 5 % or less | | opens ([`Reason::Predicted`](crate::Reason::Predicted)) |
+/// | red | 5 % or less | | opens ([`Reason::QuotaRed`](crate::Reason::QuotaRed)) |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]

@@ -3,7 +3,9 @@
 //! [`QuotaGuard`] pairs a [`QuotaGauge`] with a breaker, either storage: a [`Breaker`] it
 //! owns or a `&SharedBreaker` (in a `static`). It adds no transition rule of its own: an
 //! alarmed reading calls the breaker's [`trip`](Breaker::trip) with
-//! [`Reason::Predicted`], and from there the breaker's policy decides everything (the
+//! [`Reason::QuotaRed`] (a red light) or [`Reason::Predicted`] (a predicted exhaustion),
+//! held until the quota's reset when the response said when that is
+//! ([`Quota::with_reset_in`]), and from there the breaker's policy decides everything (the
 //! cooldown and its backoff, the one probe, the probes to close), exactly as for a trip.
 
 // Not `crate::atomic`: that one is loom's under model checking, whose atomics have no
@@ -14,7 +16,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 #[cfg(feature = "portable-atomic")]
 use portable_atomic::{AtomicU64, Ordering};
 
-use crate::quota::{Priority, Quota, QuotaGauge, QuotaPolicy, Reading, Sample};
+use crate::quota::{Alarm, Priority, Quota, QuotaGauge, QuotaPolicy, Reading, Sample};
 use crate::{
     Breaker, CallError, Classify, Clock, Duration, Instant, Observer, Outcome, Policy, Reason, Refused, SharedBreaker,
     Snapshot, State, Transition,
@@ -160,7 +162,8 @@ impl<O: ?Sized + QuotaObserver> Steer for &SharedBreaker<O> {
 ///   own gate decides.
 /// - **Proactive opening** ([`QuotaGuard::observe`]): each response's quota is a sample;
 ///   when the reading raises an alarm (red, or exhaustion predicted sooner than the warning
-///   threshold), the breaker [trips](Breaker::trip) with [`Reason::Predicted`]. The rest is
+///   threshold), the breaker [trips](Breaker::trip) with [`Reason::QuotaRed`] or
+///   [`Reason::Predicted`], open at least until the quota's reset when known. The rest is
 ///   the breaker's policy: the cooldown and its backoff, the one probe, the probes to
 ///   close. A probe that works but reports a quota that still alarms re-opens it (the
 ///   trip comes first, so the probe's success is stale); a 429 during the probe is a trip
@@ -228,7 +231,8 @@ impl<B: Steer, const N: usize> QuotaGuard<B, N> {
 
     /// Takes a response's quota as a sample at `now`: tells the observer
     /// ([`QuotaObserver::on_quota`]), then, if the reading raises an alarm, trips the
-    /// breaker with [`Reason::Predicted`] (from closed: opens; from half-open: the probe
+    /// breaker with [`Reason::QuotaRed`] (red) or [`Reason::Predicted`], open at least
+    /// until the quota's reset when known (from closed: opens; from half-open: the probe
     /// failed, the backoff advances; while open: the wait restarts; forced open: nothing).
     pub fn observe(&mut self, quota: Quota, now: Instant) -> Reading {
         self.breaker.quota_observer().on_quota(&quota);
@@ -240,7 +244,11 @@ impl<B: Steer, const N: usize> QuotaGuard<B, N> {
         if reading.opens() {
             // Until the reset, when known: a probe before it could only find the quota spent.
             let hold = quota.resets_in.unwrap_or(Duration::ZERO);
-            self.breaker.trip_at(Reason::Predicted, hold, now);
+            let why = match reading.alarm {
+                Some(Alarm::Red) => Reason::QuotaRed,
+                _ => Reason::Predicted,
+            };
+            self.breaker.trip_at(why, hold, now);
         }
         reading
     }

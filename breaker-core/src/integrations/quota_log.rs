@@ -67,8 +67,9 @@ impl<C: Console + ?Sized> Console for &C {
 ///
 /// An opening prints the first two lines: why it opened, with the last quota the guard
 /// observed ([`QuotaObserver::on_quota`]), and the cooldown it starts, in whole seconds
-/// rounded up. "quota predicted low" is [`Reason::Predicted`] (a red light or a predicted
-/// exhaustion); other openings say their reason's [words](Reason::words), as in
+/// rounded up. "quota predicted low" is [`Reason::Predicted`] (a predicted exhaustion),
+/// "quota red" is [`Reason::QuotaRed`] (the light is red: `🛑 Circuit opened — quota red
+/// (42/5000)`); other openings say their reason's [words](Reason::words), as in
 /// `🛑 Circuit opened — trip verdict (0/5000)` for a 429, or `probe failed`. Before any
 /// quota was observed the parenthesis is left out. A forced opening prints
 /// `⏸ Circuit open — until reset`, a reset `✓ Circuit closed — reset`.
@@ -146,6 +147,7 @@ impl<C: Console> QuotaLog<C> {
             Phase::Open => {
                 let why = match t.why {
                     Reason::Predicted => "quota predicted low",
+                    Reason::QuotaRed => "quota red",
                     other => other.words(),
                 };
                 match last {
@@ -229,6 +231,22 @@ mod tests {
         assert_eq!(
             lines(Phase::Closed, Reason::Recovered, 0, q),
             ["✓ Circuit closed — quota recovered"]
+        );
+    }
+
+    #[test]
+    fn a_red_light_and_a_prediction_print_distinct_lines() {
+        let q = Some(Quota::new(42, 5000));
+        assert_eq!(
+            lines(Phase::Open, Reason::QuotaRed, 480_000, q),
+            [
+                "🛑 Circuit opened — quota red (42/5000)",
+                "⏸ Circuit open — cooling down (480s left)"
+            ]
+        );
+        assert_ne!(
+            lines(Phase::Open, Reason::QuotaRed, 480_000, q)[0],
+            lines(Phase::Open, Reason::Predicted, 480_000, q)[0]
         );
     }
 

@@ -104,7 +104,7 @@ impl<'de> Deserialize<'de> for Phase {
 
 /// Snake case: `"strikes"`, `"trip_verdict"`, `"probe_failed"`, `"lease_expired"`,
 /// `"cooldown_elapsed"`, `"recovered"`, `"forced_open"`, `"reset"`, `"predicted"`,
-/// `"failure_rate"`, `"slow_calls"`.
+/// `"quota_red"`, `"failure_rate"`, `"slow_calls"`.
 impl Serialize for Reason {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(match self {
@@ -117,6 +117,7 @@ impl Serialize for Reason {
             Reason::ForcedOpen => "forced_open",
             Reason::Reset => "reset",
             Reason::Predicted => "predicted",
+            Reason::QuotaRed => "quota_red",
             Reason::FailureRate => "failure_rate",
             Reason::SlowCalls => "slow_calls",
         })
