@@ -26,3 +26,5 @@ pub(crate) mod stderr_log;
 pub(crate) mod table;
 #[cfg(feature = "tower")]
 pub mod tower;
+#[cfg(feature = "tracing")]
+pub(crate) mod tracing_log;

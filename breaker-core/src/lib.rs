@@ -36,6 +36,8 @@ use integrations::quota_log;
 use integrations::state_file;
 #[cfg(feature = "std")]
 use integrations::stderr_log;
+#[cfg(feature = "tracing")]
+use integrations::tracing_log;
 use integrations::{convert, display, global_clock, linker, table};
 
 pub use chain::{
@@ -71,6 +73,8 @@ pub use stderr_log::StderrLog;
 #[cfg(feature = "std")]
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};
+#[cfg(feature = "tracing")]
+pub use tracing_log::TracingLog;
 pub use window::{
     Bucket, CallWindow, TimeWindow, Window, WindowSize, WindowSnapshot, WindowStats, WindowStore, Windowed,
     MAX_BUCKET_CALLS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME, WINDOW_BUCKETS,

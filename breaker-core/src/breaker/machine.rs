@@ -21,6 +21,18 @@ pub enum Phase {
     HalfOpen,
 }
 
+impl Phase {
+    /// The phase as a key for machines: `"closed"`, `"open"`, `"half_open"`, as the JSON
+    /// forms and `tracing` events spell it.
+    pub const fn key(self) -> &'static str {
+        match self {
+            Phase::Closed => "closed",
+            Phase::Open => "open",
+            Phase::HalfOpen => "half_open",
+        }
+    }
+}
+
 /// Why a transition happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
@@ -55,6 +67,27 @@ pub enum Reason {
 }
 
 impl Reason {
+    /// The reason as a key for machines: snake case, as the JSON forms, `tracing` events
+    /// and dashboards spell it (`"strikes"`, `"trip_verdict"`, `"probe_failed"`,
+    /// `"lease_expired"`, `"cooldown_elapsed"`, `"recovered"`, `"forced_open"`, `"reset"`,
+    /// `"predicted"`, `"quota_red"`, `"failure_rate"`, `"slow_calls"`).
+    pub const fn key(self) -> &'static str {
+        match self {
+            Reason::Strikes => "strikes",
+            Reason::TripVerdict => "trip_verdict",
+            Reason::ProbeFailed => "probe_failed",
+            Reason::LeaseExpired => "lease_expired",
+            Reason::CooldownElapsed => "cooldown_elapsed",
+            Reason::Recovered => "recovered",
+            Reason::ForcedOpen => "forced_open",
+            Reason::Reset => "reset",
+            Reason::Predicted => "predicted",
+            Reason::QuotaRed => "quota_red",
+            Reason::FailureRate => "failure_rate",
+            Reason::SlowCalls => "slow_calls",
+        }
+    }
+
     /// The reason in a few words, as transition logs print it ("strikes", "probe failed").
     pub const fn words(self) -> &'static str {
         match self {

@@ -102,25 +102,10 @@ impl<'de> Deserialize<'de> for Phase {
     }
 }
 
-/// Snake case: `"strikes"`, `"trip_verdict"`, `"probe_failed"`, `"lease_expired"`,
-/// `"cooldown_elapsed"`, `"recovered"`, `"forced_open"`, `"reset"`, `"predicted"`,
-/// `"quota_red"`, `"failure_rate"`, `"slow_calls"`.
+/// [`Reason::key`]: snake case, `"strikes"`, `"trip_verdict"`, ...
 impl Serialize for Reason {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(match self {
-            Reason::Strikes => "strikes",
-            Reason::TripVerdict => "trip_verdict",
-            Reason::ProbeFailed => "probe_failed",
-            Reason::LeaseExpired => "lease_expired",
-            Reason::CooldownElapsed => "cooldown_elapsed",
-            Reason::Recovered => "recovered",
-            Reason::ForcedOpen => "forced_open",
-            Reason::Reset => "reset",
-            Reason::Predicted => "predicted",
-            Reason::QuotaRed => "quota_red",
-            Reason::FailureRate => "failure_rate",
-            Reason::SlowCalls => "slow_calls",
-        })
+        s.serialize_str(self.key())
     }
 }
 
