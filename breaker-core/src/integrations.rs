@@ -11,6 +11,7 @@ pub(crate) mod display;
 pub(crate) mod global_clock;
 #[cfg(feature = "embedded-hal")]
 pub mod hal;
+pub(crate) mod health;
 #[cfg(feature = "std")]
 pub(crate) mod io_error;
 pub(crate) mod linker;

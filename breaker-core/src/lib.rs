@@ -38,7 +38,7 @@ use integrations::state_file;
 use integrations::stderr_log;
 #[cfg(feature = "tracing")]
 use integrations::tracing_log;
-use integrations::{convert, display, global_clock, linker, table};
+use integrations::{convert, display, global_clock, health, linker, table};
 
 pub use chain::{
     Backup, BackupReport, BackupSpent, Backups, ChainError, ChainObserver, ChainPhase, ChainReport, FallbackChain,

@@ -1,10 +1,15 @@
 //! An axum server whose `/forecast` route is guarded by a circuit breaker (a tower layer,
 //! next to the error handler), and whose `/breakers` route serves the whole registry as
-//! JSON (`/breakers.txt`: as an aligned table): a health endpoint.
+//! JSON (`/breakers.txt`: as an aligned table), and `/health`: the overall status.
 //!
 //! ```text
-//! cargo run -p examples --example service    # then: curl localhost:3000/breakers
+//! cargo run -p examples --example service    # then: curl localhost:3000/health
 //! ```
+//!
+//! `/health` answers 200 with `"status": "up"` or `"degraded"` (a breaker open or
+//! half-open: the service still answers, with that dependency refused), so an orchestrator
+//! does not restart a pod whose breaker is doing its job; only a breaker listed in
+//! `CRITICAL` makes it `"down"`, with 503. This service lists none.
 //!
 //! The forecast comes from a simulated upstream that answers 500 while `UPSTREAM_DOWN` is
 //! set. Three 5xx answers in a row open the breaker: the route then answers 503 at once
@@ -20,8 +25,9 @@ use axum::http::{header, Request, Response, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::{Json, Router};
+use breaker_core::registry::{self, HealthStatus};
 use breaker_core::tower::{BoxError, CircuitBreakerLayer};
-use breaker_core::{registry, Duration, GlobalClock, Outcome, Policy, Refused, SharedBreaker};
+use breaker_core::{Duration, GlobalClock, Outcome, Policy, Refused, SharedBreaker};
 use tower::{service_fn, ServiceBuilder};
 
 /// Whether the simulated upstream is down (it answers 500 then).
@@ -72,6 +78,20 @@ async fn handle_error(error: BoxError) -> Response<Body> {
     }
 }
 
+/// The breakers without which this service can do nothing: one of them open makes
+/// `/health` answer 503 `"down"`. None here: the forecast is one dependency among many.
+pub const CRITICAL: &[&str] = &[];
+
+/// `/health`: 200 with `up` or `degraded`, 503 with `down`; the breakers' reports beside.
+async fn health() -> Response<Body> {
+    let health = registry::health(CRITICAL);
+    let status = match health.status() {
+        HealthStatus::Up | HealthStatus::Degraded => StatusCode::OK,
+        HealthStatus::Down => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    (status, Json(health)).into_response()
+}
+
 /// The whole application: the guarded route and the health endpoints.
 pub fn app() -> Router {
     let forecast = ServiceBuilder::new()
@@ -82,6 +102,7 @@ pub fn app() -> Router {
         .route_service("/forecast", forecast)
         .route("/breakers", get(|| async { Json(registry::table()) }))
         .route("/breakers.txt", get(|| async { registry::table().to_string() }))
+        .route("/health", get(health))
 }
 
 #[tokio::main(flavor = "current_thread")]

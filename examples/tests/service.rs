@@ -54,6 +54,9 @@ async fn the_guarded_route_opens_refuses_and_recovers_and_the_registry_is_served
     let (status, _, body) = get(addr, "/forecast").await;
     assert_eq!((status, body.as_str()), (200, "sunny, 21 °C"));
     assert_eq!(upstream_report(addr).await["state"]["phase"], "closed");
+    let (status, _, body) = get(addr, "/health").await;
+    assert_eq!(status, 200);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["status"], "up");
 
     // Three 5xx answers in a row: strikes, and the breaker opens.
     UPSTREAM_DOWN.store(true, Ordering::Relaxed);
@@ -69,6 +72,16 @@ async fn the_guarded_route_opens_refuses_and_recovers_and_the_registry_is_served
     assert!(head.contains("retry-after: 20"), "{head}");
     assert_eq!(body, "circuit breaker open: call refused (cooling down, retry in 20s)");
     assert_eq!(UPSTREAM_CALLS.load(Ordering::Relaxed), 4);
+
+    // Degraded, not down: 200, so that an orchestrator keeps the pod running.
+    let (status, _, body) = get(addr, "/health").await;
+    let health: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!((status, &health["status"]), (200, &Value::from("degraded")), "{body}");
+    assert!(health["breakers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["name"] == "forecast::upstream"));
 
     let report = upstream_report(addr).await;
     assert_eq!(report["state"]["phase"], "open");
@@ -86,6 +99,10 @@ async fn the_guarded_route_opens_refuses_and_recovers_and_the_registry_is_served
     let report = upstream_report(addr).await;
     assert_eq!(report["state"]["phase"], "closed");
     assert_eq!(report["counters"]["probes"], 1);
+    assert_eq!(
+        serde_json::from_str::<Value>(&get(addr, "/health").await.2).unwrap()["status"],
+        "up"
+    );
 
     let (status, _, table) = get(addr, "/breakers.txt").await;
     assert_eq!(status, 200);

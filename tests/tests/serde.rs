@@ -280,3 +280,26 @@ fn a_windowed_policy_from_a_configuration_file_is_refused_by_a_breaker_without_a
     let breaker = SharedBreaker::try_with_policy_and_observer(policy, Windowed::calls(())).unwrap();
     assert_eq!(breaker.policy().window().map(|w| w.failure_rate()), Some(50));
 }
+
+#[test]
+fn health_serializes_its_status_beside_the_breakers_reports() {
+    static HEALTH_POLICY: Policy = Policy::new(1, Duration::from_secs(30));
+    static A: SharedBreaker = SharedBreaker::new(&HEALTH_POLICY);
+    static B: SharedBreaker = SharedBreaker::new(&HEALTH_POLICY);
+    static TWO: [Entry; 2] = [
+        Entry::new("a", &A, &CLOCK, "a.rs", 1),
+        Entry::new("b", &B, &CLOCK, "b.rs", 2),
+    ];
+    let status = |critical: &[&str]| {
+        let json = serde_json::to_value(breaker_core::registry::Health::new(&TWO, critical)).unwrap();
+        assert_eq!(json["breakers"].as_array().unwrap().len(), 2);
+        json["status"].as_str().unwrap().to_owned()
+    };
+    assert_eq!(status(&["b"]), "up");
+    A.force_open(breaker_core::Clock::now(&CLOCK));
+    assert_eq!(status(&["b"]), "degraded");
+    assert_eq!(status(&["a"]), "down");
+    assert_eq!(status(&["not-registered"]), "degraded");
+    A.reset(breaker_core::Clock::now(&CLOCK));
+    assert_eq!(status(&["a"]), "up");
+}

@@ -49,6 +49,7 @@
 
 use core::fmt;
 
+pub use crate::health::{health, Health, HealthStatus};
 #[cfg(feature = "std")]
 pub use crate::table::print_table;
 pub use crate::table::{table, Table};

@@ -33,7 +33,7 @@ use serde::de::{Deserializer, Error as _};
 use serde::ser::{SerializeSeq, SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
-use crate::registry::{Report, Table};
+use crate::registry::{Health, HealthStatus, Report, Table};
 use crate::window::{Bucket, WindowSize, WindowSnapshot, WINDOW_BUCKETS};
 use crate::{Counters, Duration, Instant, Phase, Policy, Reason, RefusalReason, Refused, Snapshot, State, Transition};
 
@@ -452,6 +452,24 @@ impl Serialize for Report {
         st.serialize_field("would_allow", &self.would_allow)?;
         st.serialize_field("policy", &self.policy)?;
         st.end()
+    }
+}
+
+/// `{"status": "degraded", "breakers": [..]}`: the overall status
+/// ([`HealthStatus::key`]) and each breaker's [`Report`], as [`Table`] serializes them.
+impl Serialize for Health<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut st = s.serialize_struct("Health", 2)?;
+        st.serialize_field("status", self.status().key())?;
+        st.serialize_field("breakers", &self.table())?;
+        st.end()
+    }
+}
+
+/// `"up"`, `"degraded"`, `"down"`.
+impl Serialize for HealthStatus {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.key())
     }
 }
 
