@@ -85,6 +85,15 @@ echo "redis-server on 127.0.0.1:$REDIS_PORT"
 step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server)"
 cargo test --workspace
 
+# breaker-core's dev-dependency on itself turns on every feature that builds on a host, so
+# the line above runs the unit tests behind them; what it cannot show is that each feature
+# also builds alone, without the others it usually comes with. (`defmt` and the
+# `portable-atomic` ones build for the thumb targets below.)
+step "breaker-core: each host feature alone"
+for f in "" std macros state-file anyhow serde tower tracing embassy-time embedded-hal; do
+    cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}
+done
+
 step "loom model checks: the shared breaker, its failure-rate window, the fallback chain's one probe"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release \
     --test loom --test loom_window --test loom_chain
