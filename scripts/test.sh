@@ -43,7 +43,7 @@ cargo fmt --all --check
 for fw in firmware/m3 firmware/m0 fuzz; do (cd "$fw" && cargo fmt --check); done
 
 step "cargo clippy --all-targets -D warnings"
-cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --workspace --all-targets --features demos/state-file -- -D warnings
 
 step "cargo doc -D warnings"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps
@@ -83,7 +83,7 @@ export BREAKER_REDIS_SERVER="$(command -v redis-server)"
 echo "redis-server on 127.0.0.1:$REDIS_PORT"
 
 step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server)"
-cargo test --workspace
+cargo test --workspace --features demos/state-file
 
 # breaker-core's dev-dependency on itself turns on every feature that builds on a host, so
 # the line above runs the unit tests behind them; what it cannot show is that each feature

@@ -2,7 +2,7 @@
 //! callers, plain retries against retries + breaker, on a manual clock.
 //!
 //! ```text
-//! cargo run -p examples --example ladder
+//! cargo run -p demos --example ladder
 //! ```
 //!
 //! Each caller sends a request every 10 s, outage or not (its own users keep asking), each

@@ -2,7 +2,7 @@
 //! clock, and the registry is printed as a table after each phase.
 //!
 //! ```text
-//! cargo run -p examples --example app
+//! cargo run -p demos --example app
 //! ```
 
 use std::future::Future;

@@ -4,7 +4,7 @@
 //! tool is back. A dashboard polls the pure oracle between requests and takes nothing.
 //!
 //! ```text
-//! cargo run -p examples --example router
+//! cargo run -p demos --example router
 //! ```
 
 use std::cell::Cell;

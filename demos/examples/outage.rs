@@ -4,7 +4,7 @@
 //! counters.
 //!
 //! ```text
-//! cargo run -p examples --example outage
+//! cargo run -p demos --example outage
 //! ```
 
 use std::fmt::Write;

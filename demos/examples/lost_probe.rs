@@ -5,7 +5,7 @@
 //! probe, once the cooldown has run from that point, finds the tool healthy again.
 //!
 //! ```text
-//! cargo run -p examples --example lost_probe
+//! cargo run -p demos --example lost_probe
 //! ```
 
 use breaker_core::{Clock, Duration, Instant, ManualClock, Phase, Policy, Reason, SharedBreaker, Transition, Verdict};

@@ -6,7 +6,7 @@
 //! comes from the chain itself.
 //!
 //! ```text
-//! cargo run -p examples --example fallback
+//! cargo run -p demos --example fallback
 //! ```
 
 use std::cell::RefCell;

@@ -10,7 +10,7 @@
 //! cooldowns, the console lines of `QuotaLog`, the state file's JSON.
 //!
 //! ```text
-//! cargo run -p examples --example quota
+//! cargo run -p demos --example quota --features state-file
 //! ```
 
 use std::cell::{Cell, RefCell};

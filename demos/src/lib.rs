@@ -1,0 +1,1 @@
+//! Demos live in `examples/`; this crate has no library code.
