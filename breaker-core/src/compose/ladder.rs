@@ -197,12 +197,13 @@ impl<E, F: FnMut(&E, Duration)> Notify<E> for F {
 }
 
 /// Sleeps in an `async` ladder: any `FnMut(Duration) -> impl Future<Output = ()>`, so the
-/// core needs no runtime. With tokio: `|d| tokio::time::sleep(d.into())`; with embassy:
+/// core needs no runtime. With tokio: `|d: Duration| tokio::time::sleep(d.into())` (the
+/// closure's argument named, for `.into()` to know what it converts); with embassy:
 /// `|d| embassy_time::Timer::after(breaker_embedded::embassy_duration(d))`.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot sleep between the retries of an async call",
     label = "an async retry ladder needs a sleep function returning a future",
-    note = "give one with `.sleep(|d| tokio::time::sleep(d.into()))` (or your runtime's timer); with `#[circuit_breaker(retry = ..)]` on an `async fn`, pass `retry_sleep = path::to::fn` taking a `Duration` and returning a future (breaker-embedded sleeps on embassy's `Timer` by default)"
+    note = "give one with `.sleep(|d: Duration| tokio::time::sleep(d.into()))` (or your runtime's timer); with `#[circuit_breaker(retry = ..)]` on an `async fn`, pass `retry_sleep = path::to::fn` taking a `Duration` and returning a future (breaker-embedded sleeps on embassy's `Timer` by default)"
 )]
 pub trait Sleep {
     /// The sleep.
@@ -224,7 +225,7 @@ impl<F: FnMut(Duration) -> Fut, Fut: Future<Output = ()>> Sleep for F {
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot sleep between the retries of a blocking call",
     label = "a blocking retry ladder needs a sleep function",
-    note = "without the `std` feature there is no thread to sleep: give one with `.sleep(|d| ..)`, or with `#[circuit_breaker(retry = ..)]` pass `retry_sleep = path::to::fn` taking a `Duration`"
+    note = "without the `std` feature there is no thread to sleep: give one with `.sleep(|d: Duration| ..)`, or with `#[circuit_breaker(retry = ..)]` pass `retry_sleep = path::to::fn` taking a `Duration`"
 )]
 pub trait BlockingSleep {
     /// Blocks for `delay`.
