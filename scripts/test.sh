@@ -80,6 +80,8 @@ done
 [ -n "$REDIS_PID" ] || { echo "redis-server did not start" >&2; exit 1; }
 export BREAKER_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/"
 export BREAKER_REDIS_SERVER="$(command -v redis-server)"
+# Here a Redis test that cannot reach its server fails rather than passing as skipped.
+export BREAKER_REDIS_REQUIRED=1
 echo "redis-server on 127.0.0.1:$REDIS_PORT"
 
 step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server)"

@@ -5,7 +5,10 @@
 //! `BREAKER_REDIS_URL` (a server they share, each test on keys of its own) and
 //! `BREAKER_REDIS_SERVER` (the `redis-server` binary, for tests that stop and restart their
 //! own server). Without them they print why and pass, so `cargo test --workspace` passes on
-//! a host without Redis; `scripts/test.sh` installs Redis and sets both.
+//! a host without Redis; `scripts/test.sh` installs Redis and sets both, and sets
+//! `BREAKER_REDIS_REQUIRED=1` too: then a test that finds no server (a variable missing,
+//! a server that does not answer `PING`, a binary that is not there) fails instead of
+//! passing as skipped.
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -16,8 +19,21 @@ use std::time::{Duration, Instant};
 /// The shared server's URL, or `None` after printing why the calling test is skipped.
 pub fn shared_url(test: &str) -> Option<String> {
     match std::env::var("BREAKER_REDIS_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
+        Ok(url) if !url.is_empty() => {
+            if required() {
+                let port = url_port(&url);
+                assert!(
+                    port.is_some_and(ping),
+                    "{test}: BREAKER_REDIS_REQUIRED is set but no Redis answers PING at BREAKER_REDIS_URL={url}"
+                );
+            }
+            Some(url)
+        }
         _ => {
+            assert!(
+                !required(),
+                "{test}: BREAKER_REDIS_REQUIRED is set but BREAKER_REDIS_URL is not"
+            );
             eprintln!(
                 "{test}: skipped: no Redis (set BREAKER_REDIS_URL=redis://127.0.0.1:PORT/, as scripts/test.sh does)"
             );
@@ -29,14 +45,40 @@ pub fn shared_url(test: &str) -> Option<String> {
 /// The `redis-server` binary, or `None` after printing why the calling test is skipped.
 pub fn server_binary(test: &str) -> Option<PathBuf> {
     match std::env::var_os("BREAKER_REDIS_SERVER") {
-        Some(path) if !path.is_empty() => Some(PathBuf::from(path)),
+        Some(path) if !path.is_empty() => {
+            let path = PathBuf::from(path);
+            assert!(
+                !required() || path.is_file(),
+                "{test}: BREAKER_REDIS_REQUIRED is set but BREAKER_REDIS_SERVER={} is not a file",
+                path.display()
+            );
+            Some(path)
+        }
         _ => {
+            assert!(
+                !required(),
+                "{test}: BREAKER_REDIS_REQUIRED is set but BREAKER_REDIS_SERVER is not"
+            );
             eprintln!(
                 "{test}: skipped: no redis-server to start (set BREAKER_REDIS_SERVER=/path/to/redis-server, as scripts/test.sh does)"
             );
             None
         }
     }
+}
+
+/// Whether the test command asks for the Redis tests to run (`BREAKER_REDIS_REQUIRED=1`):
+/// then a missing or silent server fails the test instead of skipping it.
+pub fn required() -> bool {
+    std::env::var("BREAKER_REDIS_REQUIRED").is_ok_and(|v| v == "1")
+}
+
+/// The port of a loopback `redis://host:port/db` URL, for the `PING` of [`shared_url`].
+fn url_port(url: &str) -> Option<u16> {
+    let rest = url.strip_prefix("redis://")?;
+    let authority = rest.split('/').next()?;
+    let host_port = authority.rsplit('@').next()?;
+    host_port.rsplit_once(':')?.1.parse().ok()
 }
 
 /// A unique key prefix for one test run (tests share the server).
