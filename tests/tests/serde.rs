@@ -73,10 +73,8 @@ fn a_registry_table_serializes_as_its_reports() {
             "name": "radio",
             "now_ms": 1000,
             "state": {"phase": "open", "remaining_ms": 30000, "forced": false},
-            "counters": {
-                "calls": 0, "successes": 0, "failures": 3, "neutrals": 0,
-                "skips": 0, "trips": 1, "probes": 0, "lease_expiries": 0
-            },
+            // A shared breaker keeps no calls, successes or neutrals: absent, not zeros.
+            "counters": {"failures": 3, "skips": 0, "trips": 1, "probes": 0, "lease_expiries": 0},
             "would_allow": false,
             "policy": {
                 "trip": 3, "cooldown_ms": 30000, "probe_lease_ms": 5000, "probes_to_close": 1,

@@ -39,7 +39,8 @@ impl fmt::Display for RefusalReason {
 }
 
 /// A state in a few words: `closed`, `closed (2 strikes)`, `open, cooling down (348ms
-/// left)`, `open (forced, until reset)`, `half-open (probe out)`, `half-open (1 probe
+/// left)`, `open, cooled down: the next call probes` (no wait left), `open (forced, until
+/// reset)`, `half-open (probe out)`, `half-open (1 probe
 /// passed)`. Padding and alignment (`{:<30}`) apply to the whole text.
 impl fmt::Display for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -50,6 +51,10 @@ impl fmt::Display for State {
             State::Closed { strikes: 1 } => fmt::Write::write_str(&mut buf, "closed (1 strike)"),
             State::Closed { strikes } => fmt::write(&mut buf, format_args!("closed ({strikes} strikes)")),
             State::Open { forced: true, .. } => fmt::Write::write_str(&mut buf, "open (forced, until reset)"),
+            // The cooldown is over: the breaker would let a call through, as the probe.
+            State::Open { remaining, .. } if remaining == crate::Duration::ZERO => {
+                fmt::Write::write_str(&mut buf, "open, cooled down: the next call probes")
+            }
             State::Open { remaining, .. } => {
                 fmt::write(&mut buf, format_args!("open, cooling down ({remaining} left)"))
             }
@@ -166,6 +171,13 @@ mod tests {
                     forced: false,
                 },
                 "open, cooling down (348ms left)",
+            ),
+            (
+                State::Open {
+                    remaining: Duration::ZERO,
+                    forced: false,
+                },
+                "open, cooled down: the next call probes",
             ),
             (
                 State::Open {
