@@ -63,6 +63,11 @@ impl fmt::Display for DurationError {
                     ),
                 },
             },
+            // A decimal point or comma: "1.5s", "0,5s".
+            DurationError::UnknownUnit(u) if u.starts_with(['.', ',']) => write!(
+                f,
+                "fractions are not supported in durations; write whole units of a smaller one, as in \"1500ms\" for 1.5 s or \"1m30s\" for 1.5 min"
+            ),
             DurationError::UnknownUnit(u) => write!(f, "unknown duration unit `{u}`; {UNITS}"),
             DurationError::Space => write!(f, "durations are written without spaces, as in \"5s\" or \"1m30s\""),
             DurationError::UnitOrder => write!(
@@ -215,6 +220,13 @@ mod tests {
         assert_eq!(parse("s"), Err(DurationError::MissingNumber));
         assert_eq!(parse("-5s"), Err(DurationError::UnknownUnit("-".into())));
         assert_eq!(parse("1.5s"), Err(DurationError::UnknownUnit(".".into())));
+        for fraction in ["1.5s", "0,5s", ".5s"] {
+            let text = parse(fraction).unwrap_err().to_string();
+            assert!(
+                text.starts_with("fractions are not supported") && text.contains("\"1500ms\""),
+                "{text}"
+            );
+        }
         assert_eq!(parse("5µs"), Err(DurationError::UnknownUnit("µs".into())));
     }
 
