@@ -297,13 +297,10 @@ impl<T, E> Retried<T, E> {
     }
 
     /// When the breaker ended the ladder (a refusal, or a strike that left it open): the
-    /// wait before it may let a call through again, when known.
+    /// wait before it may let a call through again, when known. The same answer as
+    /// [`Refusal::retry_in`](crate::Refusal::retry_in).
     pub fn retry_in(&self) -> Option<Duration> {
-        match (&self.result, self.stop) {
-            (Err(CallError::Refused(r)), _) => r.retry_in,
-            (_, Stop::Opened { retry_in }) => retry_in,
-            _ => None,
-        }
+        crate::Refusal::retry_in(self)
     }
 }
 

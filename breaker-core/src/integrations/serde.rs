@@ -71,7 +71,7 @@ impl<'de> Deserialize<'de> for Instant {
     }
 }
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum PhaseRepr {
     Closed,
@@ -79,15 +79,10 @@ enum PhaseRepr {
     HalfOpen,
 }
 
-/// `"closed"`, `"open"`, `"half_open"`.
+/// [`Phase::key`]: `"closed"`, `"open"`, `"half_open"`.
 impl Serialize for Phase {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Phase::Closed => PhaseRepr::Closed,
-            Phase::Open => PhaseRepr::Open,
-            Phase::HalfOpen => PhaseRepr::HalfOpen,
-        }
-        .serialize(s)
+        s.serialize_str(self.key())
     }
 }
 
