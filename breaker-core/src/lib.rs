@@ -28,7 +28,7 @@ pub use integrations::registry;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
 
-use breaker::{atomic, layout, machine, outcome, padded, policy, refusal, shared, single, snapshot, time};
+use breaker::{atomic, circuit, layout, machine, outcome, padded, policy, refusal, shared, single, snapshot, time};
 use compose::{ladder, quota, quota_guard, retry, rng};
 #[cfg(feature = "std")]
 use integrations::quota_log;
@@ -44,13 +44,12 @@ pub use chain::{
     Backup, BackupReport, BackupSpent, Backups, ChainError, ChainObserver, ChainPhase, ChainReport, FallbackChain,
     FallbackEvent, Route, Turn, DEFAULT_CHAIN_POLICY,
 };
+pub use circuit::{Attempt, CallTicket, CircuitBreaker, SharedTicket};
 pub use convert::DurationOutOfRange;
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]
 pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
-pub use ladder::{
-    BlockingSleep, ByClassify, Classifier, DefaultSleep, Gate, Ladder, Notify, OwnedPass, Pass, Retried, Sleep, Stop,
-};
+pub use ladder::{BlockingSleep, ByClassify, Classifier, DefaultSleep, Ladder, Notify, Retried, Sleep, Stop};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};

@@ -7,8 +7,8 @@ use std::sync::mpsc::Sender;
 use std::sync::{Arc, Mutex};
 
 use breaker_core::{
-    CallError, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy, Reason, Refused, SharedBreaker,
-    State, Transition, Verdict, WordOp, WordTicket,
+    CallError, CallTicket, CircuitBreaker, Classify, Clock, Counters, Instant, Observer, Outcome, Phase, Policy,
+    Reason, Refused, SharedBreaker, State, Transition, Verdict, WordOp, WordTicket,
 };
 
 use crate::link::{LinkShared, Request};
@@ -608,3 +608,64 @@ const _: () = {
     const fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<RedisBreaker>();
 };
+
+/// The ticket a [`RedisBreaker`]'s gate hands out through [`CircuitBreaker`]: what
+/// [`RedisPermit`] carries.
+#[derive(Clone, Copy, Debug)]
+pub struct RedisTicket(Admission);
+
+impl RedisTicket {
+    /// Whether the replica's local breaker granted it (apart from Redis), not the shared one.
+    pub fn is_local(&self) -> bool {
+        self.0.local
+    }
+}
+
+impl CallTicket for RedisTicket {
+    fn is_probe(&self) -> bool {
+        self.0.ticket.is_probe()
+    }
+}
+
+/// [`CircuitBreaker`] for a [`RedisBreaker`] (itself a handle: its clones share the one
+/// breaker, so it goes into a tower layer as it is) and for `&RedisBreaker`. It reads the replicas'
+/// shared time ([`RedisBreaker::now`]), not the clock a composite passes; `trip` opens the
+/// shared breaker for its policy's cooldown (a longer hold is not carried to Redis).
+macro_rules! redis_circuit_breaker {
+    ($($handle:ty),*) => {$(
+        impl CircuitBreaker for $handle {
+            type Ticket = RedisTicket;
+
+            fn enter<C: Clock>(&mut self, _: &C) -> Result<RedisTicket, Refused> {
+                let permit = self.try_acquire()?;
+                let admission = permit.admission;
+                // Handed over to the ticket: answered by `report` or `abandon`.
+                core::mem::forget(permit);
+                Ok(RedisTicket(admission))
+            }
+            fn report<C: Clock>(&mut self, ticket: RedisTicket, outcome: Outcome, _: &C) {
+                self.permit(ticket.0).record(outcome)
+            }
+            fn abandon<C: Clock>(&mut self, ticket: RedisTicket, _: &C) {
+                drop(self.permit(ticket.0))
+            }
+            fn state<C: Clock>(&self, _: &C) -> State {
+                RedisBreaker::state(self)
+            }
+            fn would_allow<C: Clock>(&self, _: &C) -> bool {
+                RedisBreaker::would_allow(self)
+            }
+            fn trip<C: Clock>(&mut self, why: Reason, _: breaker_core::Duration, _: &C) {
+                RedisBreaker::trip(self, why)
+            }
+            fn policy(&self) -> &Policy {
+                RedisBreaker::policy(self)
+            }
+            fn counters(&self) -> Counters {
+                RedisBreaker::counters(self)
+            }
+        }
+    )*};
+}
+
+redis_circuit_breaker!(RedisBreaker, &RedisBreaker);

@@ -12,7 +12,7 @@ mod slot;
 mod store;
 pub mod value;
 
-pub use breaker::{RedisBreaker, RedisPermit};
+pub use breaker::{RedisBreaker, RedisPermit, RedisTicket};
 pub use config::{Config, LinkEvent, Resync};
 pub use link::RedisLink;
 pub use value::ValueError;

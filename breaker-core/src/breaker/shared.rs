@@ -470,6 +470,22 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     /// What an unanswered permit counts as when dropped: a probe as a failed probe (so the
     /// breaker re-opens instead of wedging in half-open), anything else as neutral, which
     /// changes nothing this breaker keeps.
+    /// [`SharedBreaker::report`] with a closed-state success inline: a load and a test in
+    /// the caller's code (the retry ladder's loop, any composite through
+    /// [`CircuitBreaker`](crate::CircuitBreaker)); everything else goes through `report`.
+    #[inline]
+    pub(crate) fn report_inline<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
+        // A windowed breaker's closed success is a sample: through `report`.
+        let windowed = window::of(&self.observer, self.inner.policy().rule()).is_some();
+        let hot = !windowed
+            && outcome == Outcome::Success
+            && !ticket.probe
+            && self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
+        if !hot {
+            self.report(ticket, outcome, clock);
+        }
+    }
+
     pub(crate) fn abandon<C: Clock>(&self, ticket: Ticket, clock: &C) {
         if ticket.probe {
             self.record_ticket(ticket, Outcome::STRIKE, clock.now());
@@ -1011,27 +1027,6 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Permit<'a, C, O, P> 
     pub fn record(mut self, outcome: Outcome) {
         self.answered = true;
         self.breaker.report(self.ticket, outcome, self.clock);
-    }
-
-    /// [`Permit::record`] with a closed-state success inline: a load and a test in the
-    /// caller's code, for the retry ladder's loop; everything else goes through `record`.
-    /// (`record` itself stays out of line: firmware that does not climb a ladder keeps its
-    /// size.)
-    #[inline]
-    pub(crate) fn record_inline(self, outcome: Outcome) {
-        // A windowed breaker's closed success is a sample: through `record`.
-        let windowed = window::of(&self.breaker.observer, self.breaker.policy().rule()).is_some();
-        let hot = !windowed
-            && outcome == Outcome::Success
-            && !self.ticket.probe
-            && self.breaker.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
-        if hot {
-            // Answered, with nothing to write; and the drop of a permit that is not the
-            // probe does nothing either.
-            core::mem::forget(self);
-        } else {
-            self.record(outcome);
-        }
     }
 
     /// Reports the outcome of a call that started at `started` (a reading of the permit's

@@ -15,8 +15,7 @@ use core::future::Future;
 
 use crate::retry::Next;
 use crate::{
-    Breaker, CallError, Classify, Clock, Duration, Instant, Observer, Outcome, Permit, Refused, RetryPolicy,
-    SharedBreaker, SharedPermit, State, Verdict,
+    CallError, CircuitBreaker, Classify, Clock, Duration, Instant, Outcome, Refused, RetryPolicy, State, Verdict,
 };
 
 #[cfg(loom)]
@@ -24,133 +23,6 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 #[cfg(not(loom))]
 use crate::atomic::{AtomicU32, Ordering};
-
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// A breaker the ladder climbs through: `&SharedBreaker` or `&mut Breaker`. Sealed.
-///
-/// The ladder asks the gate before every attempt and reports every outcome, exactly as a
-/// hand-written call would, and reads the breaker's state (the pure oracle) after a strike
-/// to avoid sleeping against a breaker that will still be open.
-pub trait Gate<C: Clock>: sealed::Sealed {
-    /// Leave to make one attempt: reported with [`Pass::record`], or dropped unanswered (a
-    /// cancelled attempt), which counts a probe as failed at once and anything else as
-    /// neutral, as a [`SharedPermit`] does.
-    type Pass<'g>: Pass
-    where
-        Self: 'g,
-        C: 'g;
-
-    /// The mutating gate, reading `clock` only when the breaker needs the time.
-    fn enter<'g>(&'g mut self, clock: &'g C) -> Result<Self::Pass<'g>, Refused>;
-
-    /// The pure oracle: the breaker's state at `now`.
-    fn state(&self, now: Instant) -> State;
-}
-
-/// Leave to make one attempt through a [`Gate`].
-pub trait Pass {
-    /// Whether this attempt is the half-open probe.
-    fn is_probe(&self) -> bool;
-    /// Reports the attempt's outcome.
-    fn record(self, outcome: Outcome);
-}
-
-impl<O: ?Sized + Observer> sealed::Sealed for &SharedBreaker<O> {}
-
-impl<C: Clock, O: ?Sized + Observer> Gate<C> for &SharedBreaker<O> {
-    type Pass<'g>
-        = SharedPermit<'g, C, O>
-    where
-        Self: 'g,
-        C: 'g;
-
-    #[inline(always)]
-    fn enter<'g>(&'g mut self, clock: &'g C) -> Result<SharedPermit<'g, C, O>, Refused> {
-        self.try_acquire(clock)
-    }
-
-    fn state(&self, now: Instant) -> State {
-        SharedBreaker::state(self, now)
-    }
-}
-
-impl<C: Clock, O: ?Sized + Observer> Pass for SharedPermit<'_, C, O> {
-    #[inline(always)]
-    fn is_probe(&self) -> bool {
-        SharedPermit::is_probe(self)
-    }
-
-    #[inline(always)]
-    fn record(self, outcome: Outcome) {
-        self.record_inline(outcome)
-    }
-}
-
-impl<O: Observer> sealed::Sealed for &mut Breaker<O> {}
-
-impl<C: Clock, O: Observer> Gate<C> for &mut Breaker<O> {
-    type Pass<'g>
-        = OwnedPass<'g, C, O>
-    where
-        Self: 'g,
-        C: 'g;
-
-    fn enter<'g>(&'g mut self, clock: &'g C) -> Result<OwnedPass<'g, C, O>, Refused> {
-        let permit = self.try_acquire(clock.now())?;
-        Ok(OwnedPass {
-            breaker: self,
-            clock,
-            permit: Some(permit),
-        })
-    }
-
-    fn state(&self, now: Instant) -> State {
-        Breaker::state(self, now)
-    }
-}
-
-/// A [`Breaker`]'s [`Permit`] held by the ladder, with the breaker and the clock to report
-/// it: dropped unanswered (a cancelled attempt), a probe counts as a failed probe at once
-/// and any other call as neutral, as with a [`SharedPermit`].
-pub struct OwnedPass<'g, C: Clock, O: Observer> {
-    breaker: &'g mut Breaker<O>,
-    clock: &'g C,
-    permit: Option<Permit>,
-}
-
-impl<C: Clock, O: Observer> core::fmt::Debug for OwnedPass<'_, C, O> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("OwnedPass").field("permit", &self.permit).finish()
-    }
-}
-
-impl<C: Clock, O: Observer> Pass for OwnedPass<'_, C, O> {
-    fn is_probe(&self) -> bool {
-        self.permit.as_ref().is_some_and(Permit::is_probe)
-    }
-
-    fn record(mut self, outcome: Outcome) {
-        if let Some(permit) = self.permit.take() {
-            self.breaker.record(permit, outcome, self.clock.now());
-        }
-    }
-}
-
-impl<C: Clock, O: Observer> Drop for OwnedPass<'_, C, O> {
-    fn drop(&mut self) {
-        if let Some(permit) = self.permit.take() {
-            let outcome = if permit.is_probe() {
-                Outcome::STRIKE
-            } else {
-                Outcome::NEUTRAL
-            };
-            self.breaker.record(permit, outcome, self.clock.now());
-        }
-    }
-}
 
 /// What an error testifies, for the ladder: [`ByClassify`] (the error type's [`Classify`]
 /// impl, the default) or any `FnMut(&E) -> Verdict`.
@@ -381,7 +253,7 @@ impl RetryPolicy {
     /// A retry ladder following this policy in front of `gate` (`&SharedBreaker` or
     /// `&mut Breaker`), on `clock` (the breaker's clock: the gate, the outcomes and the
     /// budget all read it). See [`Ladder`].
-    pub fn ladder<'a, G: Gate<C>, C: Clock>(&'a self, gate: G, clock: &'a C) -> Ladder<'a, G, C> {
+    pub fn ladder<'a, G: CircuitBreaker, C: Clock>(&'a self, gate: G, clock: &'a C) -> Ladder<'a, G, C> {
         Ladder {
             policy: self,
             gate,
@@ -406,7 +278,7 @@ impl<G, C, S, K, N> Ladder<'_, G, C, S, K, N> {
     }
 }
 
-impl<'a, G: Gate<C>, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
+impl<'a, G: CircuitBreaker, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
     /// Seeds the jitter: the same seed gives the same delays (see [`RetryPolicy::delays`]).
     /// Without one, the seed is drawn at the first retry from the clock's reading and a
     /// process-wide count of draws, so callers that fail together spread apart.
@@ -468,7 +340,7 @@ impl<'a, G: Gate<C>, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
     {
         let mut climb = Climb::new(self.policy, self.seed, self.clock);
         loop {
-            let pass = match self.gate.enter(self.clock) {
+            let pass = match self.gate.attempt(self.clock) {
                 Ok(pass) => pass,
                 Err(refused) => return climb.refused(refused),
             };
@@ -507,7 +379,7 @@ impl<'a, G: Gate<C>, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
     {
         let mut climb = Climb::new(self.policy, self.seed, self.clock);
         loop {
-            let pass = match self.gate.enter(self.clock) {
+            let pass = match self.gate.attempt(self.clock) {
                 Ok(pass) => pass,
                 Err(refused) => return climb.refused(refused),
             };
@@ -582,7 +454,7 @@ impl<'a> Climb<'a> {
 
     /// After a failed attempt with `verdict`: the delay before the next one, or why not.
     #[cold]
-    fn next<C: Clock, G: Gate<C>>(&mut self, gate: &G, clock: &C, verdict: Verdict) -> Result<Duration, Stop> {
+    fn next<C: Clock, G: CircuitBreaker>(&mut self, gate: &G, clock: &C, verdict: Verdict) -> Result<Duration, Stop> {
         if verdict != Verdict::Strike {
             return Err(Stop::NotRetryable(verdict));
         }
@@ -604,7 +476,7 @@ impl<'a> Climb<'a> {
             }
             delay = delay.min(left);
         }
-        match gate.state(now) {
+        match gate.state(clock) {
             State::Open { forced: true, .. } => Err(Stop::Opened { retry_in: None }),
             State::Open { remaining, .. } if remaining > delay => Err(Stop::Opened {
                 retry_in: Some(remaining),

@@ -17,9 +17,11 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use portable_atomic::{AtomicU64, Ordering};
 
 use crate::quota::{Alarm, Priority, Quota, QuotaGauge, QuotaPolicy, Reading, Sample};
+use core::borrow::Borrow;
+
 use crate::{
-    Breaker, CallError, Classify, Clock, Duration, Instant, Observer, Outcome, Policy, Reason, Refused, SharedBreaker,
-    Snapshot, State, Transition,
+    Breaker, CallError, CircuitBreaker, Classify, Clock, Duration, Instant, Observer, Outcome, Policy, Reason, Refused,
+    SharedBreaker, Snapshot, State, Transition,
 };
 
 /// An [`Observer`] that also hears of every quota sample a [`QuotaGuard`] takes, before
@@ -82,45 +84,25 @@ impl core::fmt::Debug for LastQuota {
     }
 }
 
-mod sealed {
-    pub trait Sealed {}
-}
-
-/// A breaker a [`QuotaGuard`] can steer: a [`Breaker`] the guard owns, or a
-/// `&SharedBreaker` (for a breaker in a `static`), with an observer that is a
-/// [`QuotaObserver`]. Sealed: the guard relies on both behaving as the one state machine.
-pub trait Steer: sealed::Sealed {
+/// A breaker a [`QuotaGuard`] can steer: any [`CircuitBreaker`] whose observer is a
+/// [`QuotaObserver`] (it hears of each quota sample) and whose state can be saved and
+/// restored (the guard's [state file](crate::StateFile)): a [`Breaker`] the guard owns, or
+/// a [`SharedBreaker`] by value, by `&` (in a `static`) or by `Arc`.
+pub trait Steer: CircuitBreaker {
     /// The breaker's observer.
     type Observer: ?Sized + QuotaObserver;
-    /// The breaker's state at `now`.
-    fn state_at(&self, now: Instant) -> State;
-    /// Opens the breaker as a trip at `now`, for at least `hold` ([`Breaker::trip_for`]).
-    fn trip_at(&mut self, why: Reason, hold: Duration, now: Instant);
     /// The breaker's observer.
     fn quota_observer(&self) -> &Self::Observer;
-    /// The breaker's policy.
-    fn breaker_policy(&self) -> &Policy;
     /// The breaker's state and counters as of `now` ([`Breaker::snapshot`]).
     fn take_snapshot(&self, now: Instant) -> Snapshot;
     /// Takes the state and counters of `snapshot` as of `now` ([`Breaker::restore`]).
     fn restore_snapshot(&mut self, snapshot: &Snapshot, now: Instant);
 }
 
-impl<O: QuotaObserver> sealed::Sealed for Breaker<O> {}
-
 impl<O: QuotaObserver> Steer for Breaker<O> {
     type Observer = O;
-    fn state_at(&self, now: Instant) -> State {
-        self.state(now)
-    }
-    fn trip_at(&mut self, why: Reason, hold: Duration, now: Instant) {
-        self.trip_for(why, hold, now)
-    }
     fn quota_observer(&self) -> &O {
         self.observer()
-    }
-    fn breaker_policy(&self) -> &Policy {
-        self.policy()
     }
     fn take_snapshot(&self, now: Instant) -> Snapshot {
         self.snapshot(now)
@@ -130,29 +112,40 @@ impl<O: QuotaObserver> Steer for Breaker<O> {
     }
 }
 
-impl<O: ?Sized + QuotaObserver> sealed::Sealed for &SharedBreaker<O> {}
-
-impl<O: ?Sized + QuotaObserver> Steer for &SharedBreaker<O> {
-    type Observer = O;
-    fn state_at(&self, now: Instant) -> State {
-        self.state(now)
-    }
-    fn trip_at(&mut self, why: Reason, hold: Duration, now: Instant) {
-        self.trip_for(why, hold, now)
-    }
-    fn quota_observer(&self) -> &O {
-        self.observer()
-    }
-    fn breaker_policy(&self) -> &Policy {
-        self.policy()
+impl<B: Steer + ?Sized> Steer for &mut B {
+    type Observer = B::Observer;
+    fn quota_observer(&self) -> &B::Observer {
+        (**self).quota_observer()
     }
     fn take_snapshot(&self, now: Instant) -> Snapshot {
-        self.snapshot(now)
+        (**self).take_snapshot(now)
     }
     fn restore_snapshot(&mut self, snapshot: &Snapshot, now: Instant) {
-        self.restore(snapshot, now)
+        (**self).restore_snapshot(snapshot, now)
     }
 }
+
+/// [`Steer`] for every handle to a [`SharedBreaker`].
+macro_rules! steer_shared {
+    ($($handle:ty),*) => {$(
+        impl<O: ?Sized + QuotaObserver, P: Borrow<Policy>> Steer for $handle {
+            type Observer = O;
+            fn quota_observer(&self) -> &O {
+                self.observer()
+            }
+            fn take_snapshot(&self, now: Instant) -> Snapshot {
+                self.snapshot(now)
+            }
+            fn restore_snapshot(&mut self, snapshot: &Snapshot, now: Instant) {
+                self.restore(snapshot, now)
+            }
+        }
+    )*};
+}
+
+steer_shared!(SharedBreaker<O, P>, &SharedBreaker<O, P>);
+#[cfg(feature = "std")]
+steer_shared!(std::sync::Arc<SharedBreaker<O, P>>);
 
 /// Squad's predictive breaker: a breaker steered by a [`QuotaGauge`].
 ///
@@ -226,7 +219,7 @@ impl<B: Steer, const N: usize> QuotaGuard<B, N> {
     /// ([`QuotaGauge::admit`]). `Ok` does not admit the call: the breaker's gate decides
     /// next. Pure.
     pub fn admit(&self, priority: Priority, now: Instant) -> Result<(), Refused> {
-        self.gauge.admit(priority, &self.breaker.state_at(now))
+        self.gauge.admit(priority, &self.breaker.state(&now))
     }
 
     /// Takes a response's quota as a sample at `now`: tells the observer
@@ -248,7 +241,7 @@ impl<B: Steer, const N: usize> QuotaGuard<B, N> {
                 Some(Alarm::Red) => Reason::QuotaRed,
                 _ => Reason::Predicted,
             };
-            self.breaker.trip_at(why, hold, now);
+            self.breaker.trip(why, hold, &now);
         }
         reading
     }
@@ -258,7 +251,12 @@ impl<B: Steer, const N: usize> QuotaGuard<B, N> {
     /// then recorded, as the call's own testimony, before the quota steers the breaker; a
     /// success only after, so that a quota that alarms trips first and the success is
     /// stale: a round that leaves the quota about to run out is not a successful round.
-    fn settle(&mut self, outcome: Outcome, quota: Option<Quota>, now: Instant, record: impl FnOnce(&mut B, Outcome)) {
+    fn settle(&mut self, outcome: Outcome, quota: Option<Quota>, now: Instant, ticket: Option<B::Ticket>) {
+        let record = |b: &mut B, o: Outcome| {
+            if let Some(ticket) = ticket {
+                b.report(ticket, o, &now);
+            }
+        };
         if let Some(q) = &quota {
             self.breaker.quota_observer().on_quota(q);
         }
@@ -277,7 +275,7 @@ impl<B: Steer, const N: usize> QuotaGuard<B, N> {
 
     /// The breaker's state at `now`. Pure.
     pub fn state(&self, now: Instant) -> State {
-        self.breaker.state_at(now)
+        self.breaker.state(&now)
     }
 
     /// The gauge.
@@ -314,34 +312,13 @@ fn outcome_of<T, E: Classify>(result: &Result<T, E>) -> Outcome {
     }
 }
 
-impl<O: QuotaObserver, const N: usize> QuotaGuard<Breaker<O>, N> {
+impl<B: Steer, const N: usize> QuotaGuard<B, N> {
     /// Runs `f` if the quota ([`QuotaGuard::admit`]) and then the breaker allow a call of
     /// `priority`, reading `clock` before and after. `f` returns the call's result and the
     /// quota its response reported (`None` if it reported none: a timeout, a dropped
     /// connection). Errors are classified with [`Classify`]; the quota is observed as in
-    /// [`QuotaGuard::observe`].
-    pub fn call<T, E: Classify>(
-        &mut self,
-        clock: &impl Clock,
-        priority: Priority,
-        f: impl FnOnce() -> (Result<T, E>, Option<Quota>),
-    ) -> Result<T, CallError<E>> {
-        let now = clock.now();
-        self.admit(priority, now).map_err(CallError::Refused)?;
-        let permit = self.breaker.try_acquire(now).map_err(CallError::Refused)?;
-        let (result, quota) = f();
-        let now = clock.now();
-        self.settle(outcome_of(&result), quota, now, |b, o| b.record(permit, o, now));
-        result.map_err(CallError::Inner)
-    }
-}
-
-impl<O: ?Sized + QuotaObserver, const N: usize> QuotaGuard<&SharedBreaker<O>, N> {
-    /// Runs `f` if the quota ([`QuotaGuard::admit`]) and then the breaker allow a call of
-    /// `priority`, reading `clock` before and after. `f` returns the call's result and the
-    /// quota its response reported (`None` if it reported none). Errors are classified
-    /// with [`Classify`]; the quota is observed as in [`QuotaGuard::observe`]. If `f`
-    /// panics, the breaker's permit guard counts a probe as failed.
+    /// [`QuotaGuard::observe`]. If `f` panics, the breaker's ticket is
+    /// [abandoned](CircuitBreaker::abandon): a probe counts as failed.
     pub fn call<T, E: Classify, C: Clock>(
         &mut self,
         clock: &C,
@@ -349,10 +326,11 @@ impl<O: ?Sized + QuotaObserver, const N: usize> QuotaGuard<&SharedBreaker<O>, N>
         f: impl FnOnce() -> (Result<T, E>, Option<Quota>),
     ) -> Result<T, CallError<E>> {
         self.admit(priority, clock.now()).map_err(CallError::Refused)?;
-        let breaker: &SharedBreaker<O> = self.breaker;
-        let permit = breaker.try_acquire(clock).map_err(CallError::Refused)?;
+        let attempt = self.breaker.attempt(clock).map_err(CallError::Refused)?;
         let (result, quota) = f();
-        self.settle(outcome_of(&result), quota, clock.now(), |_, o| permit.record(o));
+        // Answered below, once the quota had its say: the guard only covers a panic in `f`.
+        let ticket = attempt.into_ticket();
+        self.settle(outcome_of(&result), quota, clock.now(), ticket);
         result.map_err(CallError::Inner)
     }
 }

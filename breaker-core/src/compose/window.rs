@@ -410,6 +410,13 @@ impl<W: WindowStore, O: Observer> Observer for Windowed<W, O> {
     }
 }
 
+/// A windowed breaker steered by a quota guard: its observer hears of each quota sample.
+impl<W: WindowStore, O: crate::QuotaObserver> crate::QuotaObserver for Windowed<W, O> {
+    fn on_quota(&self, quota: &crate::Quota) {
+        self.observer.on_quota(quota)
+    }
+}
+
 impl<W: fmt::Debug, O: fmt::Debug> fmt::Debug for Windowed<W, O> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Windowed")

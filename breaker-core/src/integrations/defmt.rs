@@ -6,8 +6,9 @@ use defmt::{write, Format, Formatter};
 use crate::registry::{Duplicate, Entry};
 use crate::router::Row;
 use crate::{
-    Backups, Breaker, ChainObserver, Clock, FallbackChain, GlobalClock, HealthRouter, Ladder, ManualClock, Observer,
-    OwnedPass, Pass, Permit, SharedBreaker, SharedPermit, Tool, Turn, WordStep,
+    Attempt, Backups, Breaker, CallTicket, ChainObserver, CircuitBreaker, Clock, FallbackChain, GlobalClock,
+    HealthRouter, Ladder, ManualClock, Observer, Permit, SharedBreaker, SharedPermit, SharedTicket, Tool, Turn,
+    WordStep,
 };
 
 impl<O: Observer> Format for Breaker<O> {
@@ -50,9 +51,15 @@ impl<C: Clock, O: ?Sized + Observer, P: core::borrow::Borrow<crate::Policy>> For
     }
 }
 
-impl<C: Clock, O: Observer> Format for OwnedPass<'_, C, O> {
+impl Format for SharedTicket {
     fn format(&self, f: Formatter<'_>) {
-        write!(f, "OwnedPass {{ probe: {} }}", self.is_probe())
+        write!(f, "SharedTicket {{ probe: {} }}", self.is_probe())
+    }
+}
+
+impl<B: CircuitBreaker + ?Sized, C: Clock> Format for Attempt<'_, B, C> {
+    fn format(&self, f: Formatter<'_>) {
+        write!(f, "Attempt {{ probe: {} }}", self.is_probe())
     }
 }
 

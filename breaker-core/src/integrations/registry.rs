@@ -53,7 +53,10 @@ pub use crate::health::{health, Health, HealthStatus};
 #[cfg(feature = "std")]
 pub use crate::table::print_table;
 pub use crate::table::{table, Table};
-use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
+use crate::{
+    CircuitBreaker, Clock, Counters, Duration, Instant, Observer, Outcome, Policy, Reason, Refused, SharedBreaker,
+    SharedTicket, State,
+};
 
 /// Lists a hand-built `static` [`SharedBreaker`] in the registry, as `#[circuit_breaker]`
 /// lists the breakers it makes: one line, no allocation, no start-up code, listed whether
@@ -262,6 +265,43 @@ impl Entry {
             counters: self.breaker.counters(),
             would_allow: state.allows_call(),
         }
+    }
+}
+
+/// An entry is its breaker read through its own clock: the clock a composite passes is
+/// not read (see [`CircuitBreaker`]). A `#[circuit_breaker]` function's entry
+/// [gates itself](Entry::gates_itself).
+impl CircuitBreaker for &Entry {
+    type Ticket = SharedTicket;
+
+    #[inline]
+    fn enter<C: Clock>(&mut self, _: &C) -> Result<SharedTicket, Refused> {
+        CircuitBreaker::enter(&mut { self.breaker }, &self.clock)
+    }
+    #[inline]
+    fn report<C: Clock>(&mut self, ticket: SharedTicket, outcome: Outcome, _: &C) {
+        CircuitBreaker::report(&mut { self.breaker }, ticket, outcome, &self.clock)
+    }
+    fn abandon<C: Clock>(&mut self, ticket: SharedTicket, _: &C) {
+        CircuitBreaker::abandon(&mut { self.breaker }, ticket, &self.clock)
+    }
+    fn state<C: Clock>(&self, _: &C) -> State {
+        Entry::state(self)
+    }
+    fn would_allow<C: Clock>(&self, _: &C) -> bool {
+        Entry::would_allow(self)
+    }
+    fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, _: &C) {
+        self.breaker.trip_for(why, hold, self.now())
+    }
+    fn policy(&self) -> &Policy {
+        self.breaker.policy()
+    }
+    fn counters(&self) -> Counters {
+        Entry::counters(self)
+    }
+    fn gates_itself(&self) -> bool {
+        Entry::gates_itself(self)
     }
 }
 

@@ -53,9 +53,7 @@
 //!   client went away) counts as a failed probe at once; any other dropped call is
 //!   neutral.
 
-use core::borrow::Borrow;
 use core::future::Future;
-use core::ops::Deref;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::boxed::Box;
@@ -63,8 +61,7 @@ use std::boxed::Box;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::layout::Ticket;
-use crate::{Classify, Clock, Observer, Outcome, Policy, Refusal, Refused, SharedBreaker};
+use crate::{CallTicket, CircuitBreaker, Classify, Clock, Outcome, Refusal, Refused};
 
 /// The error type of a [`CircuitBreakerService`]: the inner service's error, boxed, or a
 /// [`Refused`] (tower's `BoxError`).
@@ -135,8 +132,10 @@ pub struct CircuitBreakerLayer<B, C, K = ByClassify> {
 }
 
 impl<B, C> CircuitBreakerLayer<B, C> {
-    /// A layer guarding services with `breaker` (a `&'static SharedBreaker` or an
-    /// `Arc<SharedBreaker<..>>`), reading `clock`, classifying errors with [`Classify`].
+    /// A layer guarding services with `breaker`: any [`CircuitBreaker`] handle that clones
+    /// into the same breaker (a `&'static SharedBreaker`, an `Arc<SharedBreaker<..>>`, a
+    /// registry entry, a `RedisBreaker`), reading `clock`, classifying errors with
+    /// [`Classify`].
     pub const fn new(breaker: B, clock: C) -> Self {
         CircuitBreakerLayer {
             breaker,
@@ -213,38 +212,11 @@ impl<S, B, C, K> CircuitBreakerService<S, B, C, K> {
     }
 }
 
-/// A handle to a [`SharedBreaker`] that a layer can hold and clone: a
-/// `&'static SharedBreaker<O, P>` or an `Arc<SharedBreaker<O, P>>` (anything that
-/// dereferences to one).
-pub trait BreakerHandle: Clone {
-    /// The breaker's observer type.
-    type Observer: ?Sized + Observer;
-    /// How the breaker holds its policy.
-    type Policy: Borrow<Policy>;
-
-    /// The breaker.
-    fn shared(&self) -> &SharedBreaker<Self::Observer, Self::Policy>;
-}
-
-impl<B, O, P> BreakerHandle for B
-where
-    B: Deref<Target = SharedBreaker<O, P>> + Clone,
-    O: ?Sized + Observer,
-    P: Borrow<Policy>,
-{
-    type Observer = O;
-    type Policy = P;
-
-    fn shared(&self) -> &SharedBreaker<O, P> {
-        self
-    }
-}
-
 impl<S, Req, B, C, K> Service<Req> for CircuitBreakerService<S, B, C, K>
 where
     S: Service<Req>,
     S::Error: Into<BoxError>,
-    B: BreakerHandle,
+    B: CircuitBreaker + Clone,
     C: Clock + Clone,
     K: ClassifyResult<S::Response, S::Error> + Clone,
 {
@@ -257,14 +229,13 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        let state = match self.breaker.shared().acquire_ticket(&self.clock) {
+        let state = match self.breaker.enter(&self.clock) {
             Ok(ticket) => State::Called {
                 future: self.inner.call(request),
                 permit: OwnedPermit {
                     breaker: self.breaker.clone(),
                     clock: self.clock.clone(),
-                    ticket,
-                    answered: false,
+                    ticket: Some(ticket),
                 },
                 classify: self.classify.clone(),
             },
@@ -277,35 +248,33 @@ where
 /// A permit that owns its handle to the breaker and its clock (so the response future
 /// can be `'static`): reported once, or dropped unanswered by the rule of
 /// [`SharedPermit`](crate::SharedPermit).
-struct OwnedPermit<B: BreakerHandle, C: Clock> {
+struct OwnedPermit<B: CircuitBreaker, C: Clock> {
     breaker: B,
     clock: C,
-    ticket: Ticket,
-    answered: bool,
+    ticket: Option<B::Ticket>,
 }
 
-impl<B: BreakerHandle, C: Clock> OwnedPermit<B, C> {
+impl<B: CircuitBreaker, C: Clock> OwnedPermit<B, C> {
     fn record(&mut self, outcome: Outcome) {
-        if !self.answered {
-            self.answered = true;
-            self.breaker.shared().report(self.ticket, outcome, &self.clock);
+        if let Some(ticket) = self.ticket.take() {
+            self.breaker.report(ticket, outcome, &self.clock);
         }
     }
 }
 
-impl<B: BreakerHandle, C: Clock> Drop for OwnedPermit<B, C> {
+impl<B: CircuitBreaker, C: Clock> Drop for OwnedPermit<B, C> {
     fn drop(&mut self) {
-        if !self.answered {
-            self.breaker.shared().abandon(self.ticket, &self.clock);
+        if let Some(ticket) = self.ticket.take() {
+            self.breaker.abandon(ticket, &self.clock);
         }
     }
 }
 
-impl<B: BreakerHandle, C: Clock> core::fmt::Debug for OwnedPermit<B, C> {
+impl<B: CircuitBreaker, C: Clock> core::fmt::Debug for OwnedPermit<B, C> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("OwnedPermit")
-            .field("probe", &self.ticket.probe)
-            .field("answered", &self.answered)
+            .field("probe", &self.ticket.as_ref().is_some_and(CallTicket::is_probe))
+            .field("answered", &self.ticket.is_none())
             .finish()
     }
 }
@@ -316,7 +285,7 @@ pin_project_lite::pin_project! {
     #[derive(Debug)]
     pub struct ResponseFuture<F, B, C, K>
     where
-        B: BreakerHandle,
+        B: CircuitBreaker,
         C: Clock,
     {
         #[pin]
@@ -329,7 +298,7 @@ pin_project_lite::pin_project! {
     #[derive(Debug)]
     enum State<F, B, C, K>
     where
-        B: BreakerHandle,
+        B: CircuitBreaker,
         C: Clock,
     {
         Called {
@@ -348,7 +317,7 @@ impl<F, Res, Err, B, C, K> Future for ResponseFuture<F, B, C, K>
 where
     F: Future<Output = Result<Res, Err>>,
     Err: Into<BoxError>,
-    B: BreakerHandle,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyResult<Res, Err>,
 {

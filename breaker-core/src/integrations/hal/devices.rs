@@ -176,11 +176,14 @@ const fn check<O: Observer, const N: usize>(devices: &[(u8, SharedBreaker<O>); N
     Ok(())
 }
 
-impl<const N: usize, O: Observer> PickBreaker<u8> for &DeviceBreakers<N, O> {
-    type Observer = O;
+impl<'t, const N: usize, O: Observer> PickBreaker<u8> for &'t DeviceBreakers<N, O> {
+    type Breaker<'a>
+        = &'t SharedBreaker<O>
+    where
+        Self: 'a;
 
     #[inline]
-    fn pick(&self, address: u8) -> Option<&SharedBreaker<O>> {
+    fn pick(&mut self, address: u8) -> Option<&'t SharedBreaker<O>> {
         self.get(address)
     }
 }

@@ -3,7 +3,7 @@
 use core::future::Future;
 
 use crate::hal::GuardedError;
-use crate::{ByErrorKind, ClassifyHal, Clock, Observer, SharedBreaker};
+use crate::{ByErrorKind, CircuitBreaker, ClassifyHal, Clock, Outcome};
 
 /// A peripheral with a circuit breaker inside: it implements the very trait its `inner`
 /// implements, so a driver crate written for that trait takes it unchanged.
@@ -72,7 +72,7 @@ pub struct Guarded<T, B, C, K = ByErrorKind> {
 }
 
 impl<T, B, C> Guarded<T, B, C> {
-    /// `inner`, guarded by `breakers` (a `&SharedBreaker` or a `&DeviceBreakers`), which
+    /// `inner`, guarded by `breakers` (any [`CircuitBreaker`], or a `&DeviceBreakers`: see [`PickBreaker`]), which
     /// read `clock`; verdicts from the HAL's `ErrorKind` ([`ByErrorKind`]).
     pub const fn new(inner: T, breakers: B, clock: C) -> Self {
         Guarded {
@@ -129,80 +129,95 @@ impl<T, B, C, K> Guarded<T, B, C, K> {
 
     /// The parts a transaction needs, borrowed apart.
     #[inline(always)]
-    pub(super) fn parts(&mut self) -> (&mut T, &B, &C, &K) {
-        (&mut self.inner, &self.breakers, &self.clock, &self.classify)
+    pub(super) fn parts(&mut self) -> (&mut T, &mut B, &C, &K) {
+        (&mut self.inner, &mut self.breakers, &self.clock, &self.classify)
     }
 }
 
 /// Picks the breaker that guards a transaction to `address` (an I2C address; `()` where
 /// transactions have none).
 ///
-/// - `&SharedBreaker`: one breaker for every transaction, whatever the address.
+/// - Any [`CircuitBreaker`] (a `&SharedBreaker`, an `Arc<SharedBreaker>`, a [`Breaker`](crate::Breaker)
+///   owned by the peripheral, a registry entry, a Redis-shared breaker): one breaker for
+///   every transaction, whatever the address.
 /// - `&DeviceBreakers`: the breaker listed for the address, so that one dead sensor is
 ///   refused while its neighbours on the same bus keep working; `None` for an address the
 ///   table does not list.
 pub trait PickBreaker<A> {
-    /// The breakers' observer.
-    type Observer: ?Sized + Observer;
+    /// The breaker a transaction goes through.
+    type Breaker<'a>: CircuitBreaker
+    where
+        Self: 'a;
 
     /// The breaker of a transaction to `address`; `None` if there is none, and the
     /// transaction fails with [`GuardedError::Unlisted`] without reaching the bus.
-    fn pick(&self, address: A) -> Option<&SharedBreaker<Self::Observer>>;
+    fn pick(&mut self, address: A) -> Option<Self::Breaker<'_>>;
 }
 
-impl<A, O: ?Sized + Observer> PickBreaker<A> for &SharedBreaker<O> {
-    type Observer = O;
+impl<A, B: CircuitBreaker> PickBreaker<A> for B {
+    type Breaker<'a>
+        = &'a mut B
+    where
+        B: 'a;
 
     #[inline(always)]
-    fn pick(&self, _: A) -> Option<&SharedBreaker<O>> {
+    fn pick(&mut self, _: A) -> Option<&mut B> {
         Some(self)
     }
 }
 
-/// One blocking transaction through `breaker`: the shared breaker's `call_classified`,
-/// whose closed-state path reads the state word before and after and writes nothing.
-/// `Kind` selects the classifier's table (the HAL family's error-kind type).
+/// One blocking transaction through `breaker`: its gate, the transaction, its outcome
+/// (for a shared breaker's closed state: the state word read before and after, nothing
+/// written). `Kind` selects the classifier's table (the HAL family's error-kind type).
 #[inline(always)]
-pub(super) fn call<Kind, O, C, K, R, E>(
-    breaker: &SharedBreaker<O>,
+pub(super) fn call<Kind, B, C, K, R, E>(
+    mut breaker: B,
     clock: &C,
     classify: &K,
     transaction: impl FnOnce() -> Result<R, E>,
 ) -> Result<R, GuardedError<E>>
 where
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<Kind, E>,
 {
-    breaker
-        .call_classified(clock, transaction, |e| classify.verdict(e))
-        .map_err(GuardedError::from)
+    let attempt = breaker.attempt(clock).map_err(GuardedError::Refused)?;
+    match transaction() {
+        Ok(v) => {
+            attempt.record(Outcome::Success);
+            Ok(v)
+        }
+        Err(e) => {
+            attempt.record(Outcome::Error(classify.verdict(&e)));
+            Err(GuardedError::Inner(e))
+        }
+    }
 }
 
 /// One async transaction through `breaker`. The future is made only once the breaker
 /// let the call through (a HAL may start a transfer when its future is made), and the
 /// permit is held across the `.await`: dropped unanswered, a probe counts as failed.
 #[inline(always)]
-pub(super) async fn call_async<Kind, O, C, K, R, E, F>(
-    breaker: &SharedBreaker<O>,
+pub(super) async fn call_async<Kind, B, C, K, R, E, F>(
+    mut breaker: B,
     clock: &C,
     classify: &K,
     transaction: impl FnOnce() -> F,
 ) -> Result<R, GuardedError<E>>
 where
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<Kind, E>,
     F: Future<Output = Result<R, E>>,
 {
-    let permit = breaker.try_acquire(clock).map_err(GuardedError::Refused)?;
+    let permit = breaker.attempt(clock).map_err(GuardedError::Refused)?;
     match transaction().await {
         Ok(v) => {
-            permit.success();
+            permit.record(Outcome::Success);
             Ok(v)
         }
         Err(e) => {
-            permit.failure(classify.verdict(&e));
+            permit.record(Outcome::Error(classify.verdict(&e)));
             Err(GuardedError::Inner(e))
         }
     }
@@ -211,9 +226,9 @@ where
 /// The breaker `breakers` lists for `address`, or the error of an unlisted address.
 #[inline(always)]
 pub(super) fn pick<A: Copy + Into<u16>, B: PickBreaker<A>, E>(
-    breakers: &B,
+    breakers: &mut B,
     address: A,
-) -> Result<&SharedBreaker<B::Observer>, GuardedError<E>> {
+) -> Result<B::Breaker<'_>, GuardedError<E>> {
     breakers.pick(address).ok_or(GuardedError::Unlisted {
         address: address.into(),
     })

@@ -5,7 +5,7 @@ use embedded_io::{ErrorKind, ErrorType, Read, ReadReady, Write, WriteReady};
 
 use crate::hal::guarded::{call, call_async};
 use crate::hal::{Guarded, GuardedError};
-use crate::{ClassifyHal, Clock, Observer, SharedBreaker};
+use crate::{CircuitBreaker, ClassifyHal, Clock};
 
 impl<T: ErrorType, B, C, K> ErrorType for Guarded<T, B, C, K>
 where
@@ -14,11 +14,11 @@ where
     type Error = GuardedError<T::Error>;
 }
 
-impl<T, O, C, K> Read for Guarded<T, &SharedBreaker<O>, C, K>
+impl<T, B, C, K> Read for Guarded<T, B, C, K>
 where
     T: Read,
     T::Error: 'static,
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
 {
@@ -27,15 +27,15 @@ where
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.read(buf))
+        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.read(buf))
     }
 }
 
-impl<T, O, C, K> Write for Guarded<T, &SharedBreaker<O>, C, K>
+impl<T, B, C, K> Write for Guarded<T, B, C, K>
 where
     T: Write,
     T::Error: 'static,
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
 {
@@ -44,13 +44,13 @@ where
     #[inline]
     fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.write(buf))
+        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.write(buf))
     }
 
     #[inline]
     fn flush(&mut self) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.flush())
+        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.flush())
     }
 }
 
@@ -58,16 +58,16 @@ where
 /// refusal is immediate), else what the port says. A query, not a transaction: it asks
 /// the breaker's pure oracle (never taking the probe slot), and the port's error is
 /// passed on uncounted.
-impl<T, O, C, K> ReadReady for Guarded<T, &SharedBreaker<O>, C, K>
+impl<T, B, C, K> ReadReady for Guarded<T, B, C, K>
 where
     T: ReadReady,
     T::Error: 'static,
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
 {
     fn read_ready(&mut self) -> Result<bool, Self::Error> {
         let (inner, breaker, clock, _) = self.parts();
-        if !breaker.would_allow(clock.now()) {
+        if !breaker.would_allow(clock) {
             return Ok(true);
         }
         inner.read_ready().map_err(GuardedError::Inner)
@@ -75,27 +75,27 @@ where
 }
 
 /// Whether a `write` would return at once: as [`ReadReady`] for `Guarded` answers.
-impl<T, O, C, K> WriteReady for Guarded<T, &SharedBreaker<O>, C, K>
+impl<T, B, C, K> WriteReady for Guarded<T, B, C, K>
 where
     T: WriteReady,
     T::Error: 'static,
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
 {
     fn write_ready(&mut self) -> Result<bool, Self::Error> {
         let (inner, breaker, clock, _) = self.parts();
-        if !breaker.would_allow(clock.now()) {
+        if !breaker.would_allow(clock) {
             return Ok(true);
         }
         inner.write_ready().map_err(GuardedError::Inner)
     }
 }
 
-impl<T, O, C, K> embedded_io_async::Read for Guarded<T, &SharedBreaker<O>, C, K>
+impl<T, B, C, K> embedded_io_async::Read for Guarded<T, B, C, K>
 where
     T: embedded_io_async::Read,
     T::Error: 'static,
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
 {
@@ -103,15 +103,15 @@ where
     #[inline]
     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.read(buf)).await
+        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.read(buf)).await
     }
 }
 
-impl<T, O, C, K> embedded_io_async::Write for Guarded<T, &SharedBreaker<O>, C, K>
+impl<T, B, C, K> embedded_io_async::Write for Guarded<T, B, C, K>
 where
     T: embedded_io_async::Write,
     T::Error: 'static,
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
 {
@@ -119,12 +119,12 @@ where
     #[inline]
     async fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.write(buf)).await
+        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.write(buf)).await
     }
 
     #[inline]
     async fn flush(&mut self) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.flush()).await
+        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.flush()).await
     }
 }

@@ -5,86 +5,86 @@ use embedded_hal::spi::{ErrorKind, ErrorType, Operation, SpiDevice};
 
 use crate::hal::guarded::{call, call_async};
 use crate::hal::{Guarded, GuardedError};
-use crate::{ClassifyHal, Clock, Observer, SharedBreaker};
+use crate::{CircuitBreaker, ClassifyHal, Clock};
 
 impl<T: ErrorType, B, C, K> ErrorType for Guarded<T, B, C, K> {
     type Error = GuardedError<T::Error>;
 }
 
-impl<W, T, O, C, K> SpiDevice<W> for Guarded<T, &SharedBreaker<O>, C, K>
+impl<W, T, B, C, K> SpiDevice<W> for Guarded<T, B, C, K>
 where
     W: Copy + 'static,
     T: SpiDevice<W>,
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
 {
     #[inline]
     fn transaction(&mut self, operations: &mut [Operation<'_, W>]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.transaction(operations))
+        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.transaction(operations))
     }
 
     #[inline]
     fn read(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.read(buf))
+        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.read(buf))
     }
 
     #[inline]
     fn write(&mut self, buf: &[W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.write(buf))
+        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.write(buf))
     }
 
     #[inline]
     fn transfer(&mut self, read: &mut [W], write: &[W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.transfer(read, write))
+        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.transfer(read, write))
     }
 
     #[inline]
     fn transfer_in_place(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(*breaker, clock, classify, || inner.transfer_in_place(buf))
+        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.transfer_in_place(buf))
     }
 }
 
-impl<W, T, O, C, K> embedded_hal_async::spi::SpiDevice<W> for Guarded<T, &SharedBreaker<O>, C, K>
+impl<W, T, B, C, K> embedded_hal_async::spi::SpiDevice<W> for Guarded<T, B, C, K>
 where
     W: Copy + 'static,
     T: embedded_hal_async::spi::SpiDevice<W>,
-    O: ?Sized + Observer,
+    B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
 {
     #[inline]
     async fn transaction(&mut self, operations: &mut [Operation<'_, W>]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.transaction(operations)).await
+        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.transaction(operations)).await
     }
 
     #[inline]
     async fn read(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.read(buf)).await
+        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.read(buf)).await
     }
 
     #[inline]
     async fn write(&mut self, buf: &[W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.write(buf)).await
+        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.write(buf)).await
     }
 
     #[inline]
     async fn transfer(&mut self, read: &mut [W], write: &[W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.transfer(read, write)).await
+        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.transfer(read, write)).await
     }
 
     #[inline]
     async fn transfer_in_place(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(*breaker, clock, classify, || inner.transfer_in_place(buf)).await
+        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.transfer_in_place(buf)).await
     }
 }

@@ -1,0 +1,329 @@
+//! [`CircuitBreaker`]: the one trait every breaker kind implements and every composite
+//! takes.
+
+use core::borrow::Borrow;
+
+use crate::layout::Ticket;
+use crate::{
+    Breaker, CallError, Classify, Clock, Counters, Duration, Observer, Outcome, Permit, Policy, Reason, Refused,
+    SharedBreaker, State,
+};
+
+/// A circuit breaker, whatever its storage: the one interface the composites (the retry
+/// ladder, the quota guard, the tower layer, ...) take.
+///
+/// Implemented by:
+///
+/// | kind | by value | by `&` | by `Arc` | by `&mut` |
+/// |---|---|---|---|---|
+/// | [`Breaker`] (single owner, windowed or not) | yes | | | yes |
+/// | [`SharedBreaker`] (static or owned policy, windowed or not) | yes | yes | yes | yes |
+/// | a registry [`Entry`](crate::registry::Entry) (a `#[circuit_breaker]` function's breaker, or one listed with [`register!`](crate::register)) | | yes | | yes |
+/// | `breaker_redis::RedisBreaker` (replicas sharing one breaker) | yes | yes | yes | yes |
+///
+/// and by any `&mut B` where `B` implements it. A user's own kind can implement it too:
+/// the trait is not sealed.
+///
+/// A call goes through it in three steps, which [`CircuitBreaker::attempt`] wraps in a
+/// guard: [`enter`](CircuitBreaker::enter) (the mutating gate: a [`Refused`] or a
+/// ticket), the call, then [`report`](CircuitBreaker::report) with the ticket and the
+/// outcome, or [`abandon`](CircuitBreaker::abandon) for a call that never finished (a
+/// cancelled future): a probe then counts as failed at once.
+///
+/// **Clocks.** Every method takes the clock its callers read. Kinds that carry their own
+/// clock, a registry entry (the clock its function reads) and a Redis-shared breaker (the
+/// time the replicas share), read that one and ignore the argument, so that "now" means
+/// the same to a composite as to every other caller of the breaker.
+///
+/// ```
+/// use breaker_core::{Breaker, CircuitBreaker, Clock, Duration, Instant, ManualClock, Outcome, Phase, Policy, SharedBreaker};
+///
+/// /// Any breaker kind: two strikes in a row.
+/// fn strike_twice(breaker: &mut impl CircuitBreaker, clock: &ManualClock) {
+///     for _ in 0..2 {
+///         let attempt = breaker.attempt(clock).unwrap();
+///         attempt.record(Outcome::STRIKE);
+///     }
+/// }
+///
+/// static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
+/// static SHARED: SharedBreaker = SharedBreaker::new(&POLICY);
+/// let clock = ManualClock::new(Instant::ZERO);
+///
+/// let mut owned = Breaker::new(POLICY);
+/// strike_twice(&mut owned, &clock);
+/// strike_twice(&mut &SHARED, &clock);
+/// assert_eq!(owned.phase(clock.now()), Phase::Open);
+/// assert_eq!(SHARED.phase(clock.now()), Phase::Open);
+/// ```
+pub trait CircuitBreaker {
+    /// What the gate hands out for one call, to be given back to
+    /// [`report`](CircuitBreaker::report) or [`abandon`](CircuitBreaker::abandon).
+    type Ticket: CallTicket;
+
+    /// The mutating gate: may a call go ahead now? Takes the half-open probe when it is
+    /// free, counts a refusal.
+    fn enter<C: Clock>(&mut self, clock: &C) -> Result<Self::Ticket, Refused>;
+
+    /// Reports the outcome of the call `ticket` let through.
+    fn report<C: Clock>(&mut self, ticket: Self::Ticket, outcome: Outcome, clock: &C);
+
+    /// Gives back a ticket whose call never finished (a cancelled future, a panic): a
+    /// probe counts as a failed probe at once, so the breaker re-opens instead of
+    /// wedging half-open; any other call counts as neutral.
+    fn abandon<C: Clock>(&mut self, ticket: Self::Ticket, clock: &C) {
+        let outcome = if ticket.is_probe() {
+            Outcome::STRIKE
+        } else {
+            Outcome::NEUTRAL
+        };
+        self.report(ticket, outcome, clock);
+    }
+
+    /// The pure oracle: the state now. Changes nothing.
+    fn state<C: Clock>(&self, clock: &C) -> State;
+
+    /// The pure oracle: would a call be allowed now? Never takes the probe.
+    fn would_allow<C: Clock>(&self, clock: &C) -> bool {
+        self.state(clock).allows_call()
+    }
+
+    /// Opens the breaker now as a trip would, open for at least `hold` (the policy's
+    /// cooldown when that is longer): see [`Breaker::trip_for`].
+    fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C);
+
+    /// The policy it follows.
+    fn policy(&self) -> &Policy;
+
+    /// Its counters (what a kind does not keep reads zero: see [`Counters`]).
+    fn counters(&self) -> Counters;
+
+    /// Whether the breaker's own function already passes every call through this gate (a
+    /// `#[circuit_breaker]` function's registry entry): a composite calling that function
+    /// must then not enter the gate a second time, or each outcome would count twice and
+    /// the composite would hold the function's own probe. `false` for every other kind.
+    fn gates_itself(&self) -> bool {
+        false
+    }
+
+    /// The gate, with the ticket in a guard that reports it: record the outcome with
+    /// [`Attempt::record`]; dropped unanswered, the ticket is
+    /// [abandoned](CircuitBreaker::abandon).
+    ///
+    /// A breaker that [gates itself](CircuitBreaker::gates_itself) is not entered: the
+    /// attempt holds no ticket and reports nothing, since the function it belongs to does
+    /// both when called. A composite over such a breaker must call that function.
+    #[inline(always)]
+    fn attempt<'b, C: Clock>(&'b mut self, clock: &'b C) -> Result<Attempt<'b, Self, C>, Refused> {
+        if self.gates_itself() {
+            return Ok(Attempt {
+                breaker: self,
+                clock,
+                ticket: None,
+            });
+        }
+        let ticket = self.enter(clock)?;
+        Ok(Attempt {
+            breaker: self,
+            clock,
+            ticket: Some(ticket),
+        })
+    }
+
+    /// One call through the breaker, its error judged by its [`Classify`] impl.
+    #[inline]
+    fn call<T, E: Classify, C: Clock>(
+        &mut self,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, CallError<E>> {
+        let attempt = self.attempt(clock).map_err(CallError::Refused)?;
+        match f() {
+            Ok(value) => {
+                attempt.record(Outcome::Success);
+                Ok(value)
+            }
+            Err(error) => {
+                attempt.record(Outcome::Error(error.verdict()));
+                Err(CallError::Inner(error))
+            }
+        }
+    }
+}
+
+/// A ticket handed out by a [`CircuitBreaker`]'s gate.
+pub trait CallTicket {
+    /// Whether the call it lets through is the half-open probe.
+    fn is_probe(&self) -> bool;
+}
+
+impl CallTicket for Permit {
+    fn is_probe(&self) -> bool {
+        Permit::is_probe(self)
+    }
+}
+
+/// The ticket of a [`SharedBreaker`] (and of the kinds built on one): which gate decision
+/// let the call through, so that an outcome reported after the breaker moved on is
+/// ignored. `Copy`: a `'static` future can carry it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SharedTicket(pub(crate) Ticket);
+
+impl CallTicket for SharedTicket {
+    #[inline(always)]
+    fn is_probe(&self) -> bool {
+        self.0.probe
+    }
+}
+
+/// A [`CircuitBreaker`]'s ticket in a guard: [`Attempt::record`] reports it; dropped
+/// unanswered, it is [abandoned](CircuitBreaker::abandon).
+#[must_use = "report the call's outcome; dropping the attempt counts a probe as failed"]
+pub struct Attempt<'b, B: CircuitBreaker + ?Sized, C: Clock> {
+    breaker: &'b mut B,
+    clock: &'b C,
+    ticket: Option<B::Ticket>,
+}
+
+impl<B: CircuitBreaker + ?Sized, C: Clock> core::fmt::Debug for Attempt<'_, B, C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Attempt").field("probe", &self.is_probe()).finish()
+    }
+}
+
+impl<B: CircuitBreaker + ?Sized, C: Clock> Attempt<'_, B, C> {
+    /// Whether this call is the half-open probe.
+    #[inline(always)]
+    pub fn is_probe(&self) -> bool {
+        self.ticket.as_ref().is_some_and(CallTicket::is_probe)
+    }
+
+    /// Takes the ticket out of the guard, to report it later by hand
+    /// ([`CircuitBreaker::report`]); nothing covers it any more. `None` for a breaker that
+    /// gates itself (there is nothing to report).
+    pub fn into_ticket(mut self) -> Option<B::Ticket> {
+        self.ticket.take()
+    }
+
+    /// Reports the call's outcome.
+    #[inline(always)]
+    pub fn record(mut self, outcome: Outcome) {
+        if let Some(ticket) = self.ticket.take() {
+            self.breaker.report(ticket, outcome, self.clock);
+        }
+    }
+}
+
+impl<B: CircuitBreaker + ?Sized, C: Clock> Drop for Attempt<'_, B, C> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(ticket) = self.ticket.take() {
+            self.breaker.abandon(ticket, self.clock);
+        }
+    }
+}
+
+impl<B: CircuitBreaker + ?Sized> CircuitBreaker for &mut B {
+    type Ticket = B::Ticket;
+
+    #[inline(always)]
+    fn enter<C: Clock>(&mut self, clock: &C) -> Result<B::Ticket, Refused> {
+        (**self).enter(clock)
+    }
+    #[inline(always)]
+    fn report<C: Clock>(&mut self, ticket: B::Ticket, outcome: Outcome, clock: &C) {
+        (**self).report(ticket, outcome, clock)
+    }
+    #[inline(always)]
+    fn abandon<C: Clock>(&mut self, ticket: B::Ticket, clock: &C) {
+        (**self).abandon(ticket, clock)
+    }
+    fn state<C: Clock>(&self, clock: &C) -> State {
+        (**self).state(clock)
+    }
+    fn would_allow<C: Clock>(&self, clock: &C) -> bool {
+        (**self).would_allow(clock)
+    }
+    fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C) {
+        (**self).trip(why, hold, clock)
+    }
+    fn policy(&self) -> &Policy {
+        (**self).policy()
+    }
+    fn counters(&self) -> Counters {
+        (**self).counters()
+    }
+    fn gates_itself(&self) -> bool {
+        (**self).gates_itself()
+    }
+}
+
+impl<O: Observer> CircuitBreaker for Breaker<O> {
+    type Ticket = Permit;
+
+    #[inline]
+    fn enter<C: Clock>(&mut self, clock: &C) -> Result<Permit, Refused> {
+        self.try_acquire(clock.now())
+    }
+    #[inline]
+    fn report<C: Clock>(&mut self, ticket: Permit, outcome: Outcome, clock: &C) {
+        self.record(ticket, outcome, clock.now())
+    }
+    fn state<C: Clock>(&self, clock: &C) -> State {
+        Breaker::state(self, clock.now())
+    }
+    fn would_allow<C: Clock>(&self, clock: &C) -> bool {
+        Breaker::would_allow(self, clock.now())
+    }
+    fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C) {
+        self.trip_for(why, hold, clock.now())
+    }
+    fn policy(&self) -> &Policy {
+        Breaker::policy(self)
+    }
+    fn counters(&self) -> Counters {
+        Breaker::counters(self)
+    }
+}
+
+/// The [`CircuitBreaker`] methods of a shared kind, through `&self`: what every handle to
+/// it (by value, `&`, `Arc`) forwards to.
+macro_rules! shared_circuit_breaker {
+    ($($handle:ty),*) => {$(
+        impl<O: ?Sized + Observer, P: Borrow<Policy>> CircuitBreaker for $handle {
+            type Ticket = SharedTicket;
+
+            #[inline(always)]
+            fn enter<C: Clock>(&mut self, clock: &C) -> Result<SharedTicket, Refused> {
+                self.acquire_ticket(clock).map(SharedTicket)
+            }
+            #[inline(always)]
+            fn report<C: Clock>(&mut self, ticket: SharedTicket, outcome: Outcome, clock: &C) {
+                SharedBreaker::report_inline(self, ticket.0, outcome, clock)
+            }
+            #[inline(always)]
+            fn abandon<C: Clock>(&mut self, ticket: SharedTicket, clock: &C) {
+                SharedBreaker::abandon(self, ticket.0, clock)
+            }
+            fn state<C: Clock>(&self, clock: &C) -> State {
+                SharedBreaker::state(self, clock.now())
+            }
+            fn would_allow<C: Clock>(&self, clock: &C) -> bool {
+                SharedBreaker::would_allow(self, clock.now())
+            }
+            fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C) {
+                self.trip_for(why, hold, clock.now())
+            }
+            fn policy(&self) -> &Policy {
+                SharedBreaker::policy(self)
+            }
+            fn counters(&self) -> Counters {
+                SharedBreaker::counters(self)
+            }
+        }
+    )*};
+}
+
+shared_circuit_breaker!(SharedBreaker<O, P>, &SharedBreaker<O, P>);
+#[cfg(feature = "std")]
+shared_circuit_breaker!(std::sync::Arc<SharedBreaker<O, P>>);
