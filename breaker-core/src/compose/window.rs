@@ -408,6 +408,11 @@ impl<W: WindowStore, O: Observer> Observer for Windowed<W, O> {
     fn window(&self) -> Option<&dyn WindowStore> {
         Some(&self.window)
     }
+
+    #[inline(always)]
+    fn history(&self) -> Option<crate::Recent<'_>> {
+        self.observer.history()
+    }
 }
 
 impl<W: fmt::Debug, O: fmt::Debug> fmt::Debug for Windowed<W, O> {

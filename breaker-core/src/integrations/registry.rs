@@ -53,7 +53,7 @@ pub use crate::health::{health, Health, HealthStatus};
 #[cfg(feature = "std")]
 pub use crate::table::print_table;
 pub use crate::table::{table, Table};
-use crate::{Clock, Counters, Instant, Observer, Policy, SharedBreaker, State};
+use crate::{Clock, Counters, Instant, Observer, Policy, Recent, SharedBreaker, State};
 
 /// Lists a hand-built `static` [`SharedBreaker`] in the registry, as `#[circuit_breaker]`
 /// lists the breakers it makes: one line, no allocation, no start-up code, listed whether
@@ -235,6 +235,12 @@ impl Entry {
         self.breaker.counters()
     }
 
+    /// The breaker's recent transitions, oldest first, if its observer keeps them (a
+    /// [`History`](crate::History)); `None` otherwise. See [`crate::history`].
+    pub fn history(&self) -> Option<Recent<'static>> {
+        self.breaker.observer().history()
+    }
+
     /// Would a call be allowed now? Pure: it never takes the probe slot.
     pub fn would_allow(&self) -> bool {
         self.breaker.would_allow(self.now())
@@ -261,6 +267,7 @@ impl Entry {
             state,
             counters: self.breaker.counters(),
             would_allow: state.allows_call(),
+            history: self.history(),
         }
     }
 }
@@ -292,6 +299,9 @@ pub struct Report {
     pub counters: Counters,
     /// Whether a call would be allowed at `now` (the pure oracle).
     pub would_allow: bool,
+    /// The breaker's recent transitions as its [`History`](crate::History) held them at
+    /// `now`, oldest first; `None` for a breaker whose observer keeps none.
+    pub history: Option<Recent<'static>>,
 }
 
 /// Why a lookup by name failed.
