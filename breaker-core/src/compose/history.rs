@@ -531,6 +531,23 @@ mod tests {
     }
 
     #[test]
+    fn the_ring_is_sixteen_bytes_a_slot_and_an_eight_byte_counter() {
+        // The figure `History`'s documentation states.
+        assert_eq!(core::mem::size_of::<History<4>>(), 4 * 16 + 8);
+        assert_eq!(core::mem::size_of::<History<32>>(), 32 * 16 + 8);
+    }
+
+    #[test]
+    fn a_windowed_breaker_keeps_its_history_beside_its_window() {
+        let windowed = crate::Windowed::calls(History::<2>::new(()));
+        windowed.on_transition(&t(1));
+        assert!(Observer::window(&windowed).is_some());
+        let recent = Observer::history(&windowed).expect("Windowed answers for its observer");
+        assert_eq!(recent.iter().collect::<Vec<_>>(), [t(1)]);
+        assert!(Observer::history(&()).is_none());
+    }
+
+    #[test]
     fn one_slot_keeps_the_last() {
         let h = History::<1>::new(());
         for i in 0..5 {
