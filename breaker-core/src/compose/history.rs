@@ -74,13 +74,19 @@ pub struct History<const N: usize, O = ()> {
 impl<const N: usize, O> History<N, O> {
     const CHECKED: () = assert!(
         N >= 1 && N <= MAX_HISTORY,
-        "a History keeps 1 to MAX_HISTORY (1024) transitions"
+        "a History keeps 1 to MAX_HISTORY transitions"
     );
 
     /// An empty history in front of `observer`.
     ///
     /// # Panics
     /// If `N` is 0 or above [`MAX_HISTORY`]: a compile error.
+    ///
+    /// ```compile_fail
+    /// use breaker_core::History;
+    ///
+    /// static NOTHING_KEPT: History<0> = History::new(()); // a History keeps 1 to MAX_HISTORY transitions
+    /// ```
     #[cfg(not(loom))]
     pub const fn new(observer: O) -> History<N, O> {
         #[allow(clippy::let_unit_value)]
