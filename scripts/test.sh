@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, docs, host tests (unit, integration,
-# property, trybuild, doctests, the Redis tests on a real server), loom model checks,
-# bounded coverage-guided fuzzing, the no_std thumb builds and the firmware on QEMU.
+# property, trybuild, doctests, the Redis tests on a real server, the status page in a
+# headless Chromium), loom model checks, bounded coverage-guided fuzzing, the no_std thumb
+# builds and the firmware on QEMU.
 # Installs what a fresh machine with only Rust lacks.
 #
 #   bash scripts/test.sh
@@ -31,6 +32,11 @@ if ! command -v redis-server >/dev/null; then
     step "installing redis-server (the Redis tests and the replicas demo)"
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+fi
+if ! command -v chromium >/dev/null; then
+    step "installing chromium (the status page test loads the page in it, headless)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 if ! command -v defmt-print >/dev/null; then
     step "installing defmt-print"
@@ -80,11 +86,13 @@ done
 [ -n "$REDIS_PID" ] || { echo "redis-server did not start" >&2; exit 1; }
 export BREAKER_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/"
 export BREAKER_REDIS_SERVER="$(command -v redis-server)"
-# Here a Redis test that cannot reach its server fails rather than passing as skipped.
+# Here a Redis test that cannot reach its server fails rather than passing as skipped, and
+# so does the status page test without a Chromium.
 export BREAKER_REDIS_REQUIRED=1
+export BREAKER_CHROMIUM_REQUIRED=1
 echo "redis-server on 127.0.0.1:$REDIS_PORT"
 
-step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server)"
+step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server; the status page in headless Chromium)"
 cargo test --workspace --features demos/state-file
 
 # breaker-core's dev-dependency on itself turns on every feature that builds on a host, so
@@ -92,13 +100,13 @@ cargo test --workspace --features demos/state-file
 # also builds alone, without the others it usually comes with. (`defmt` and the
 # `portable-atomic` ones build for the thumb targets below.)
 step "breaker-core: each host feature alone"
-for f in "" std macros state-file anyhow serde tower tracing embassy-time embedded-hal; do
+for f in "" std macros state-file anyhow serde tower tracing embassy-time embedded-hal svg; do
     cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}
 done
 
-step "loom model checks: the shared breaker, its failure-rate window, the fallback chain's one probe"
+step "loom model checks: the shared breaker, its failure-rate window, the fallback chain's one probe, the transition history"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release \
-    --test loom --test loom_window --test loom_chain
+    --test loom --test loom_window --test loom_chain --test loom_history
 
 # ---- fuzzing ----------------------------------------------------------------------------
 step "coverage-guided fuzzing: snapshot decoder, duration grammar, attribute arguments, state machine against the model (FUZZ_SECONDS each)"

@@ -25,6 +25,8 @@ pub(crate) mod state_file;
 #[cfg(feature = "std")]
 pub(crate) mod stderr_log;
 pub(crate) mod table;
+#[cfg(feature = "svg")]
+pub mod timeline;
 #[cfg(feature = "tower")]
 pub mod tower;
 #[cfg(feature = "tracing")]

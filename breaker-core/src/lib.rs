@@ -21,10 +21,12 @@ mod compose;
 mod integrations;
 
 pub use breaker::word;
-pub use compose::{chain, router, window};
+pub use compose::{chain, history, router, window};
 #[cfg(feature = "embedded-hal")]
 pub use integrations::hal;
 pub use integrations::registry;
+#[cfg(feature = "svg")]
+pub use integrations::timeline;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
 
@@ -49,6 +51,7 @@ pub use convert::DurationOutOfRange;
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]
 pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
+pub use history::{History, Recent, RecentIter, MAX_HISTORY};
 pub use ladder::{BlockingSleep, ByClassify, Classifier, DefaultSleep, Ladder, Notify, Retried, Sleep, Stop};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
@@ -72,6 +75,8 @@ pub use stderr_log::StderrLog;
 #[cfg(feature = "std")]
 pub use time::StdClock;
 pub use time::{Clock, Duration, Instant, ManualClock};
+#[cfg(feature = "svg")]
+pub use timeline::Timeline;
 #[cfg(feature = "tracing")]
 pub use tracing_log::TracingLog;
 pub use window::{

@@ -7,10 +7,13 @@
 //! cooldown and resumes the wait from the state file, wall-clock time spent down counted.
 //!
 //! Every figure comes from the library: the gauge's forecasts and lights, the breaker's
-//! cooldowns, the console lines of `QuotaLog`, the state file's JSON.
+//! cooldowns, the console lines of `QuotaLog`, the state file's JSON. With `--svg PATH` it
+//! also writes the run's timeline (the breaker's `History`, drawn by `Timeline`): the
+//! failures, the backoff windows growing 2m, 4m, 8m, the recoveries.
 //!
 //! ```text
 //! cargo run -p demos --example quota --features state-file
+//! cargo run -p demos --example quota --features state-file -- --svg quota-timeline.svg
 //! ```
 
 use std::cell::{Cell, RefCell};
@@ -19,8 +22,9 @@ use std::rc::Rc;
 use std::time::{Duration as StdDuration, SystemTime, UNIX_EPOCH};
 
 use breaker_core::{
-    CallError, Classify, Clock, Console, Duration, Forecast, Instant, Light, Phase, Policy, Priority, Quota,
-    QuotaGauge, QuotaGuard, QuotaLog, QuotaPolicy, RefusalReason, Sample, SharedBreaker, State, StateFile, Verdict,
+    CallError, Classify, Clock, Console, Duration, Forecast, History, Instant, Light, Phase, Policy, Priority, Quota,
+    QuotaGauge, QuotaGuard, QuotaLog, QuotaPolicy, RefusalReason, Sample, SharedBreaker, State, StateFile, Timeline,
+    Transition, Verdict,
 };
 
 /// Squad's breaker: cooldown 2 m doubling at each re-open up to 30 m, 2 successful rounds
@@ -177,7 +181,12 @@ impl GitHub {
 
 // ---- Ralph ------------------------------------------------------------------------------
 
-type Breaker = SharedBreaker<QuotaLog<Stamped>>;
+/// Ralph's breaker, keeping its last 32 transitions for the timeline.
+type Breaker = SharedBreaker<History<32, QuotaLog<Stamped>>>;
+
+fn new_breaker(w: &Rc<World>) -> Breaker {
+    SharedBreaker::with_observer(&POLICY, History::new(QuotaLog::with_console(Stamped(w.clone()))))
+}
 
 /// One process of Ralph: its guarded breaker, its monotonic clock, its state file.
 struct Ralph<'a> {
@@ -393,27 +402,54 @@ fn worked_examples(w: &World) {
 
 /// The whole demo's text.
 pub fn render() -> String {
+    render_with_timeline().0
+}
+
+/// The whole demo's text, and its run's timeline as SVG.
+pub fn render_with_timeline() -> (String, String) {
     let world = Rc::new(World {
         secs: Cell::new(0),
         out: RefCell::new(String::new()),
     });
-    let dir = std::env::temp_dir().join(format!("breaker-quota-demo-{}", std::process::id()));
+    // One directory per run, so that two runs in one process (the tests) never share a file.
+    static RUNS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let run_number = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("breaker-quota-demo-{}-{run_number}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temporary directory");
     let file = StateFile::new(dir.join("ralph-circuit-breaker.json"));
     let _ = std::fs::remove_file(file.path());
-    run(&world, &file);
+    let transitions = run(&world, &file);
     let _ = std::fs::remove_dir_all(&dir);
     let out = world.out.borrow().clone();
-    out
+    let end = Instant::from_millis((world.secs.get() * 1000) as u32);
+    let svg = Timeline::new(transitions.iter().copied(), end)
+        .titled("Ralph's breaker, both processes")
+        .to_string();
+    (out, svg)
 }
 
-fn run(w: &Rc<World>, file: &StateFile) {
+/// A process's recorded transitions on the world's clock (each process's own starts at 0).
+fn on_world_clock(breaker: &Breaker, clock: &ProcessClock) -> Vec<Transition> {
+    let offset = Duration::from_millis((clock.started_at * 1000) as u32);
+    breaker
+        .observer()
+        .recent()
+        .iter()
+        .map(|t| Transition {
+            at: t.at.wrapping_add(offset),
+            ..t
+        })
+        .collect()
+}
+
+/// Runs both processes; their breakers' transitions, on the world's clock.
+fn run(w: &Rc<World>, file: &StateFile) -> Vec<Transition> {
     header(w);
     worked_examples(w);
 
     let api = GitHub::new(w.clone(), START_REMAINING);
     let tally = Tally::default();
-    let breaker: Breaker = SharedBreaker::with_observer(&POLICY, QuotaLog::with_console(Stamped(w.clone())));
+    let breaker = new_breaker(w);
     let mut ralph = Ralph::start(w, &api, &breaker, file, &tally);
     w.note("the run: a round every 5 minutes, one call a second while it works; the quota window resets at :15:30");
     let normal = Priority::Normal;
@@ -501,10 +537,11 @@ fn run(w: &Rc<World>, file: &StateFile) {
     for line in std::fs::read_to_string(file.path()).expect("saved").lines() {
         w.note(format_args!("           {line}"));
     }
+    let mut transitions = on_world_clock(&breaker, &ralph.clock);
     drop(ralph);
     w.go_to(w.secs.get() + 60);
 
-    let breaker: Breaker = SharedBreaker::with_observer(&POLICY, QuotaLog::with_console(Stamped(w.clone())));
+    let breaker = new_breaker(w);
     let mut ralph = Ralph::start(w, &api, &breaker, file, &tally);
     let fresh = breaker.state(ralph.clock.now()).phase();
     let resumed = ralph.guard.resume(file, ralph.clock.now(), w.wall());
@@ -515,6 +552,7 @@ fn run(w: &Rc<World>, file: &StateFile) {
         phase_name(fresh)
     ));
     breaker
+        .observer()
         .observer()
         .cooling_down(ralph.cooldown_left().expect("resumed open"));
 
@@ -541,6 +579,8 @@ fn run(w: &Rc<World>, file: &StateFile) {
         tally.refused_quota_low.get()
     ));
     w.note("came before Ralph hit the limit, and the restart did not make the breaker forget its cooldown.");
+    transitions.extend(on_world_clock(&breaker, &ralph.clock));
+    transitions
 }
 
 /// Remaining at 14:00:00: the first hour's window began at 13:15:30.
@@ -556,5 +596,22 @@ fn phase_name(p: Phase) -> &'static str {
 
 #[allow(dead_code)] // The output test includes this file as a module and calls `render`.
 fn main() {
-    print!("{}", render());
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let svg_path = match args.as_slice() {
+        [] => None,
+        [flag, path] if flag == "--svg" => Some(path.clone()),
+        _ => {
+            eprintln!("usage: quota [--svg PATH]   (PATH: where to write the run's timeline as SVG)");
+            std::process::exit(2);
+        }
+    };
+    let (text, svg) = render_with_timeline();
+    print!("{text}");
+    if let Some(path) = svg_path {
+        if let Err(e) = std::fs::write(&path, svg) {
+            eprintln!("cannot write the timeline to {path}: {e}");
+            std::process::exit(1);
+        }
+        eprintln!("timeline written to {path}");
+    }
 }

@@ -1,6 +1,8 @@
 //! An axum server whose `/forecast` route is guarded by a circuit breaker (a tower layer,
 //! next to the error handler), and whose `/breakers` route serves the whole registry as
-//! JSON (`/breakers.txt`: as an aligned table), and `/health`: the overall status.
+//! JSON (`/breakers.txt`: as an aligned table), and `/health`: the overall status. `/` is
+//! a status page (`status.html`: one self-contained file, no external assets) polling
+//! `/status.json`: every breaker's report with its timeline drawn as SVG.
 //!
 //! ```text
 //! cargo run -p examples --example service    # then: curl localhost:3000/health
@@ -22,12 +24,12 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use axum::body::Body;
 use axum::error_handling::HandleErrorLayer;
 use axum::http::{header, Request, Response, StatusCode};
-use axum::response::IntoResponse;
+use axum::response::{Html, IntoResponse};
 use axum::routing::get;
 use axum::{Json, Router};
 use breaker_core::registry::{self, HealthStatus};
 use breaker_core::tower::{BoxError, CircuitBreakerLayer};
-use breaker_core::{Duration, GlobalClock, Outcome, Policy, Refused, SharedBreaker};
+use breaker_core::{Duration, GlobalClock, History, Outcome, Policy, Refused, SharedBreaker};
 use tower::{service_fn, ServiceBuilder};
 
 /// Whether the simulated upstream is down (it answers 500 then).
@@ -37,8 +39,8 @@ pub static UPSTREAM_CALLS: AtomicU32 = AtomicU32::new(0);
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
 /// The breaker in front of the upstream: a `static`, so every clone of the route's
-/// service shares it and the registry lists it.
-static UPSTREAM: SharedBreaker = SharedBreaker::new(&POLICY);
+/// service shares it and the registry lists it, with its last 32 transitions.
+static UPSTREAM: SharedBreaker<History<32>> = SharedBreaker::with_observer(&POLICY, History::new(()));
 // The registry reads the same clock as the layer: `GlobalClock` (the real clock, unless a
 // test installs a manual one).
 breaker_core::register!(UPSTREAM, "forecast::upstream", GlobalClock);
@@ -92,7 +94,18 @@ async fn health() -> Response<Body> {
     (status, Json(health)).into_response()
 }
 
-/// The whole application: the guarded route and the health endpoints.
+/// `/status.json`, what the status page polls: the health, and each breaker's report with
+/// its timeline as SVG (drawn here, so the page and the demos draw the same picture).
+async fn status() -> Json<serde_json::Value> {
+    let health = registry::health(CRITICAL);
+    let breakers: Vec<_> = registry::iter()
+        .map(|entry| entry.report())
+        .map(|report| serde_json::json!({ "report": report, "timeline": report.timeline().to_string() }))
+        .collect();
+    Json(serde_json::json!({ "status": health.status(), "breakers": breakers }))
+}
+
+/// The whole application: the guarded route, the health endpoints and the status page.
 pub fn app() -> Router {
     let forecast = ServiceBuilder::new()
         .layer(HandleErrorLayer::new(handle_error))
@@ -103,6 +116,8 @@ pub fn app() -> Router {
         .route("/breakers", get(|| async { Json(registry::table()) }))
         .route("/breakers.txt", get(|| async { registry::table().to_string() }))
         .route("/health", get(health))
+        .route("/", get(|| async { Html(include_str!("status.html")) }))
+        .route("/status.json", get(status))
 }
 
 #[tokio::main(flavor = "current_thread")]

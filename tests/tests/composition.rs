@@ -418,7 +418,7 @@ mod redis_shared_breaker {
             .shared_clock(clock)
             .log(|e| eprintln!("test link: {e}"));
         let link = RedisLink::open(url.as_str(), config).expect("a valid URL");
-        let b = link.breaker(&unique_key(test), &POLICY);
+        let b = link.breaker(unique_key(test), &POLICY);
         assert!(b.is_shared(), "{test}: the link reached Redis");
         Some((link, b))
     }

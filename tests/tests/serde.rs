@@ -3,8 +3,8 @@
 
 use breaker_core::registry::{Entry, Table};
 use breaker_core::{
-    Bucket, Counters, Duration, Instant, ManualClock, Phase, Policy, PolicyError, Reason, RefusalReason, Refused,
-    SharedBreaker, Snapshot, State, Transition, WindowSize, WindowSnapshot, Windowed,
+    Bucket, Counters, Duration, History, Instant, ManualClock, Phase, Policy, PolicyError, Reason, RefusalReason,
+    Refused, SharedBreaker, Snapshot, State, Transition, WindowSize, WindowSnapshot, Windowed,
 };
 use serde_json::{json, Value};
 
@@ -79,8 +79,35 @@ fn a_registry_table_serializes_as_its_reports() {
             "policy": {
                 "trip": 3, "cooldown_ms": 30000, "probe_lease_ms": 5000, "probes_to_close": 1,
                 "backoff_multiplier": 2, "max_cooldown_ms": 300000, "patient_probation": false
-            }
+            },
+            // It keeps no history: null, not an empty list.
+            "history": null
         }])
+    );
+}
+
+static KEEPING: SharedBreaker<History<2>> = SharedBreaker::with_observer(&POLICY, History::new(()));
+static KEEPING_ENTRIES: [Entry; 1] = [Entry::new("keeping", &KEEPING, &CLOCK, "keeping.rs", 9)];
+
+#[test]
+fn a_report_lists_its_history_oldest_first_and_only_what_the_ring_keeps() {
+    let history = |entries| to_json(&Table::new(entries))[0]["history"].clone();
+    assert_eq!(history(&KEEPING_ENTRIES), json!([]));
+    let at = |ms| Instant::from_millis(ms);
+    KEEPING.force_open(at(100));
+    KEEPING.reset(at(200));
+    for _ in 0..3 {
+        let _ = KEEPING.call(&CLOCK, || {
+            Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut))
+        });
+    }
+    // Three transitions; the ring keeps two: the reset and the trip, oldest first.
+    assert_eq!(
+        history(&KEEPING_ENTRIES),
+        json!([
+            {"from": "open", "to": "closed", "why": "reset", "at_ms": 200, "cooldown_ms": 0},
+            {"from": "closed", "to": "open", "why": "strikes", "at_ms": 1000, "cooldown_ms": 30000}
+        ])
     );
 }
 

@@ -89,6 +89,15 @@ pub trait Observer {
     fn window(&self) -> Option<&dyn WindowStore> {
         None
     }
+
+    /// The transitions this observer keeps: `None` (the default) for every observer but
+    /// [`History`](crate::History) (and a [`Windowed`] around one), which keeps the last
+    /// few in a fixed ring (see [`crate::history`]). The registry reads it through
+    /// `dyn Observer`, for every [`Report`](crate::registry::Report).
+    #[inline(always)]
+    fn history(&self) -> Option<crate::Recent<'_>> {
+        None
+    }
 }
 
 impl Observer for () {

@@ -408,6 +408,11 @@ impl<W: WindowStore, O: Observer> Observer for Windowed<W, O> {
     fn window(&self) -> Option<&dyn WindowStore> {
         Some(&self.window)
     }
+
+    #[inline(always)]
+    fn history(&self) -> Option<crate::Recent<'_>> {
+        self.observer.history()
+    }
 }
 
 /// A windowed breaker steered by a quota guard: its observer hears of each quota sample.

@@ -265,6 +265,7 @@ mod tests {
             },
             counters: c,
             would_allow: false,
+            history: None,
         };
         assert_eq!(
             report.to_string(),

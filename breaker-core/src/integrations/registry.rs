@@ -54,8 +54,8 @@ pub use crate::health::{health, Health, HealthStatus};
 pub use crate::table::print_table;
 pub use crate::table::{table, Table};
 use crate::{
-    CircuitBreaker, Clock, Counters, Duration, Instant, Observer, Outcome, Policy, Reason, Refused, SharedBreaker,
-    SharedTicket, State,
+    CircuitBreaker, Clock, Counters, Duration, Instant, Observer, Outcome, Policy, Reason, Recent, Refused,
+    SharedBreaker, SharedTicket, State,
 };
 
 /// Lists a hand-built `static` [`SharedBreaker`] in the registry, as `#[circuit_breaker]`
@@ -238,6 +238,12 @@ impl Entry {
         self.breaker.counters()
     }
 
+    /// The breaker's recent transitions, oldest first, if its observer keeps them (a
+    /// [`History`](crate::History)); `None` otherwise. See [`crate::history`].
+    pub fn history(&self) -> Option<Recent<'static>> {
+        self.breaker.observer().history()
+    }
+
     /// Would a call be allowed now? Pure: it never takes the probe slot.
     pub fn would_allow(&self) -> bool {
         self.breaker.would_allow(self.now())
@@ -264,6 +270,7 @@ impl Entry {
             state,
             counters: self.breaker.counters(),
             would_allow: state.allows_call(),
+            history: self.history(),
         }
     }
 }
@@ -332,6 +339,9 @@ pub struct Report {
     pub counters: Counters,
     /// Whether a call would be allowed at `now` (the pure oracle).
     pub would_allow: bool,
+    /// The breaker's recent transitions as its [`History`](crate::History) held them at
+    /// `now`, oldest first; `None` for a breaker whose observer keeps none.
+    pub history: Option<Recent<'static>>,
 }
 
 /// Why a lookup by name failed.

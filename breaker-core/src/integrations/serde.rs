@@ -1,5 +1,6 @@
 //! `serde` for what a health endpoint or a state file carries (feature `serde`):
-//! `Serialize` for reports, states, counters, policies, transitions and refusals; both
+//! `Serialize` for reports, states, counters, policies, transitions (and a history of them)
+//! and refusals; both
 //! ways for snapshots, policies, durations, instants, phases and counters.
 //!
 //! Durations and instants are whole milliseconds, in fields named `..._ms`; phases and
@@ -35,7 +36,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::registry::{Health, HealthStatus, Report, Table};
 use crate::window::{Bucket, WindowSize, WindowSnapshot, WINDOW_BUCKETS};
-use crate::{Counters, Duration, Instant, Phase, Policy, Reason, RefusalReason, Refused, Snapshot, State, Transition};
+use crate::{
+    Counters, Duration, Instant, Phase, Policy, Reason, Recent, RefusalReason, Refused, Snapshot, State, Transition,
+};
 
 /// Whole milliseconds.
 impl Serialize for Duration {
@@ -453,17 +456,26 @@ impl Serialize for Transition {
     }
 }
 
+/// The transitions, oldest first, as a sequence of [`Transition`]s.
+impl Serialize for Recent<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.iter())
+    }
+}
+
 /// `{"name": .., "now_ms": .., "state": {..}, "counters": {..}, "would_allow": ..,
-/// "policy": {..}}`.
+/// "policy": {..}, "history": [..]}`: `history` lists the recent transitions oldest first
+/// (each as [`Transition`] serializes), and is `null` for a breaker that keeps none.
 impl Serialize for Report {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Report", 6)?;
+        let mut st = s.serialize_struct("Report", 7)?;
         st.serialize_field("name", self.name)?;
         st.serialize_field("now_ms", &self.now)?;
         st.serialize_field("state", &self.state)?;
         st.serialize_field("counters", &SharedCounters(self.counters))?;
         st.serialize_field("would_allow", &self.would_allow)?;
         st.serialize_field("policy", &self.policy)?;
+        st.serialize_field("history", &self.history)?;
         st.end()
     }
 }
