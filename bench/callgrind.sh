@@ -2,12 +2,13 @@
 # Instructions per call, counted by `valgrind --tool=callgrind`.
 #
 # Instruction counts are stable on noisy machines where nanoseconds are not. Each case (of
-# the `peers`, `ladder`, `hal`, `compose`, `quota` and `replicas` benchmarks) is run twice
+# the `peers`, `ladder`, `hal`, `compose`, `quota`, `replicas` and `shapes` benchmarks) is run twice
 # under callgrind, with N1 and N2 calls; the difference of the two runs' total instruction
 # counts (Ir), divided by N2 - N1, is the cost of one call: process start-up, breaker
 # construction and tripping are the same in both runs and cancel out.
 #
-#   bench/callgrind.sh                 # all cases, N1=100000, N2=200000 (the window's too)
+#   bench/callgrind.sh                 # all cases, N1=100000, N2=200000 (the window's and the shape matrix's too)
+#   BENCH=shapes bench/callgrind.sh    # only the payload-shape matrix (every result type, its references)
 #   N1=50000 N2=150000 bench/callgrind.sh ref-a ours-closed
 #   bench/callgrind.sh --asm           # also print the disassembly of the breaker-core loops
 #   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
@@ -38,7 +39,7 @@ for arg in "$@"; do
     case "$arg" in
         --asm) ASM=1 ;;
         -h | --help)
-            sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         *) CASES+=("$arg") ;;
@@ -80,13 +81,14 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         failsafe-rate
         replicas-local
         replicas-redis
+        shapes
     )
 fi
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-BENCHES=(peers ladder hal compose quota replicas)
+BENCHES=(peers ladder hal compose quota replicas shapes)
 echo "building the ${BENCHES[*]} benchmarks (release, bench profile)..." >&2
 cargo bench -p bench $(printf -- '--bench %s ' "${BENCHES[@]}") --no-run --message-format=json >"$WORK/build.json"
 executable() { # the built benchmark named $1
@@ -101,11 +103,22 @@ for b in "${BENCHES[@]}"; do
     fi
     [[ $b == peers ]] && EXE=$exe
     [[ $b == replicas ]] && REPLICAS_EXE=$exe
+    [[ $b == shapes ]] && SHAPES_EXE=$exe
     while read -r c _; do EXE_OF[$c]=$exe; done < <("$exe" --list)
     if ((${#CASES[@]} == 0)) && [[ $b == "$BENCH" ]]; then
         mapfile -t CASES < <("$exe" --list | cut -f1)
     fi
 done
+# `shapes` among the cases stands for every case of the payload-shape matrix.
+EXPANDED=()
+for c in "${CASES[@]}"; do
+    if [[ $c == shapes ]]; then
+        mapfile -t -O "${#EXPANDED[@]}" EXPANDED < <("$SHAPES_EXE" --list | cut -f1)
+    else
+        EXPANDED+=("$c")
+    fi
+done
+CASES=("${EXPANDED[@]}")
 if ((${#CASES[@]} == 0)); then
     echo "callgrind.sh: BENCH must be one of ${BENCHES[*]} (got $BENCH)" >&2
     exit 1
@@ -210,6 +223,17 @@ for peer in recloser-rate failsafe-rate; do
     [[ -n ${PER_CALL[$peer]:-} ]] || continue
     awk -v p="$peer" -v x="${PER_CALL[$peer]}" 'BEGIN { printf "- window peer, %s: %.2f instructions\n", p, x }'
 done
+
+# The payload-shape matrix, one table with its verdicts, for whichever of its cases were run.
+SHAPES_FIGURES="$WORK/shapes.figures"
+: >"$SHAPES_FIGURES"
+for c in "${CASES[@]}"; do
+    [[ ${EXE_OF[$c]:-} == "$SHAPES_EXE" ]] && echo "$c ${PER_CALL[$c]}" >>"$SHAPES_FIGURES"
+done
+if [[ -s $SHAPES_FIGURES ]]; then
+    echo
+    "$SHAPES_EXE" --icount-table "$SHAPES_FIGURES"
+fi
 
 if ((ASM)); then
     if ! command -v objdump >/dev/null 2>&1; then

@@ -2,7 +2,8 @@
 #![no_std]
 #![deny(missing_docs)]
 #![deny(missing_debug_implementations)]
-// `unsafe` is denied everywhere but in `linker`, the one small module that needs it.
+// `unsafe` is denied everywhere but in `linker`, the one small module that needs it, and
+// the tower layer's refusal box (`tower::RefusedError::boxed`, one line).
 #![deny(unsafe_code)]
 
 #[cfg(any(feature = "std", test))]

@@ -29,7 +29,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use breaker_core::registry::{self, HealthStatus};
 use breaker_core::tower::{BoxError, CircuitBreakerLayer};
-use breaker_core::{Duration, GlobalClock, History, Outcome, Policy, Refused, SharedBreaker};
+use breaker_core::{Duration, GlobalClock, History, Outcome, Policy, Refusal, SharedBreaker};
 use tower::{service_fn, ServiceBuilder};
 
 /// Whether the simulated upstream is down (it answers 500 then).
@@ -66,7 +66,7 @@ fn by_status(result: &Result<Response<Body>, Infallible>) -> Outcome {
 
 /// The layer's errors as HTTP: a refusal is 503 with `Retry-After`; anything else 502.
 async fn handle_error(error: BoxError) -> Response<Body> {
-    match error.downcast_ref::<Refused>() {
+    match error.refusal() {
         Some(refused) => {
             let retry_after = refused.retry_in.map_or(1, |d| d.as_millis().div_ceil(1000));
             (

@@ -9,8 +9,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use breaker_core::tower::{BoxError, CircuitBreakerLayer};
-use breaker_core::{Clock, Duration, Instant, ManualClock, Outcome, Phase, Policy, Refused, SharedBreaker};
+use breaker_core::tower::{BoxError, CircuitBreakerLayer, RefusedError};
+use breaker_core::{Clock, Duration, Instant, ManualClock, Outcome, Phase, Policy, SharedBreaker};
 use tower::{service_fn, Layer, Service};
 
 /// Polls a future that never waits (every service here answers at once).
@@ -30,7 +30,7 @@ fn ready<S: Service<R>, R>(svc: &mut S) {
 }
 
 fn is_refusal(e: &BoxError) -> bool {
-    let by_type = e.downcast_ref::<Refused>().is_some();
+    let by_type = e.downcast_ref::<RefusedError>().is_some();
     // The one question every error answers agrees with the downcast.
     assert_eq!(breaker_core::Refusal::is_refused(e), by_type);
     by_type
@@ -72,6 +72,14 @@ fn an_open_breaker_refuses_in_call_without_calling_the_inner_service_and_every_c
         let e = now(svc.call(false)).unwrap_err();
         assert!(is_refusal(&e));
         assert_eq!(e.to_string(), "circuit breaker open: call refused");
+        // The wait left travels in the (allocation-free) boxed refusal.
+        assert_eq!(breaker_core::Refusal::retry_in(&e), Some(Duration::from_secs(30)));
+        assert_eq!(
+            format!("{e:#}"),
+            "circuit breaker open: call refused (cooling down, retry in 30s)"
+        );
+        // An outer breaker counts it as neutral.
+        assert_eq!(breaker_core::Classify::verdict(&e), breaker_core::Verdict::Neutral);
     }
     assert_eq!(CALLS.load(Ordering::Relaxed), 3);
     assert_eq!(BREAKER.counters().skips, 3);

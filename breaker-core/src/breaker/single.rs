@@ -206,7 +206,13 @@ impl Permit {
 pub struct Breaker<O: Observer = ()> {
     pub(crate) policy: Policy,
     pub(crate) core: Core,
-    pub(crate) counters: Counters,
+    /// The counters, but for the calls [`Breaker::call`] admitted on its hot path that
+    /// succeeded, which are in `hot`.
+    counters: Counters,
+    /// Calls admitted on [`Breaker::call`]'s hot path (closed, nothing pending) that
+    /// succeeded: each one call and one success, counted with one add (64 bits, it never
+    /// wraps) and added to both in [`Breaker::counters`].
+    hot: u64,
     observer: O,
 }
 
@@ -267,6 +273,7 @@ impl<O: Observer> Breaker<O> {
             policy,
             core: Core::INITIAL,
             counters: Counters::ZERO,
+            hot: 0,
             observer,
         }
     }
@@ -336,9 +343,65 @@ impl<O: Observer> Breaker<O> {
         !self.core.is_fresh(&self.policy, permit.ticket, now)
     }
 
-    /// Runs `f` if the breaker allows it, reading `clock` for the gate and the outcome, and
-    /// classifies its error with [`Classify`].
+    /// Runs `f` if the breaker allows it and reports its outcome, classifying its error with
+    /// [`Classify`]. The clock is read only when the breaker needs the time: never for a
+    /// success in Closed with no strikes pending (a policy of consecutive strikes), once
+    /// for a refusal while open.
+    #[inline]
     pub fn call<T, E: Classify>(
+        &mut self,
+        clock: &impl Clock,
+        f: impl FnOnce() -> Result<T, E>,
+    ) -> Result<T, CallError<E>> {
+        if window::of(&self.observer, self.policy.rule()).is_none() {
+            let w = self.core.pack();
+            if Core::is_hot(w) {
+                // Closed with nothing pending: the gate admits and a success changes
+                // nothing but the two counters it bumps, kept as one count (see
+                // `Breaker::counters`).
+                return match f() {
+                    Ok(v) => {
+                        self.hot = self.hot.wrapping_add(1);
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        self.hot_failure(w, e.verdict(), clock);
+                        Err(CallError::Inner(e))
+                    }
+                };
+            }
+            // Open and cooling down, or forced open: the refusal `try_acquire` would give,
+            // which changes nothing but the skip count.
+            if w & Core::COOLING_MASK == Core::COOLING_BITS {
+                let now = clock.now();
+                if let Some(refused) = Core::cooling_refusal(w, &self.policy, now) {
+                    self.counters.skips = self.counters.skips.saturating_add(1);
+                    return Err(CallError::Refused(refused));
+                }
+            } else if let Some(refused) = Core::forced_refusal(w) {
+                self.counters.skips = self.counters.skips.saturating_add(1);
+                return Err(CallError::Refused(refused));
+            }
+        }
+        self.call_timed(clock, f)
+    }
+
+    /// The failure of a call [`Breaker::call`] admitted on its hot path (in word `w`):
+    /// counted as admitted, then reported. Out of line, off the hot path.
+    #[cold]
+    #[inline(never)]
+    fn hot_failure(&mut self, w: u64, verdict: crate::Verdict, clock: &impl Clock) {
+        self.counters.calls = self.counters.calls.saturating_add(1);
+        let permit = Permit {
+            ticket: Core::closed_ticket(w),
+        };
+        self.record(permit, Outcome::Error(verdict), clock.now());
+    }
+
+    /// [`Breaker::call`] through the gate, timed (a windowed policy's slow-call rule): a
+    /// probe, a call with strikes pending, a windowed breaker's call.
+    #[inline(never)]
+    fn call_timed<T, E: Classify>(
         &mut self,
         clock: &impl Clock,
         f: impl FnOnce() -> Result<T, E>,
@@ -416,7 +479,18 @@ impl<O: Observer> Breaker<O> {
 
     /// The counters so far.
     pub fn counters(&self) -> Counters {
-        self.counters
+        let hot = u32::try_from(self.hot).unwrap_or(u32::MAX);
+        Counters {
+            calls: self.counters.calls.saturating_add(hot),
+            successes: self.counters.successes.saturating_add(hot),
+            ..self.counters
+        }
+    }
+
+    /// Sets the counters (a snapshot's restore).
+    pub(crate) fn set_counters(&mut self, counters: Counters) {
+        self.counters = counters;
+        self.hot = 0;
     }
 
     /// What a windowed breaker's window holds at `now` (empty unless closed: the window is

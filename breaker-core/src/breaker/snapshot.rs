@@ -421,7 +421,7 @@ impl<O: Observer> Breaker<O> {
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let core = self.core.settled(&self.policy, now);
         let window = window::save(self.observer(), &self.policy, core, now);
-        Snapshot::capture(core, &self.policy, self.counters, window, now)
+        Snapshot::capture(core, &self.policy, self.counters(), window, now)
     }
 
     /// Takes the state, counters and window of `snapshot` as of `now`: an open breaker's
@@ -430,7 +430,7 @@ impl<O: Observer> Breaker<O> {
     /// before become stale.
     pub fn restore(&mut self, snapshot: &Snapshot, now: Instant) {
         self.core = snapshot.resume(&self.policy, self.core.gen(), now);
-        self.counters = snapshot.counters;
+        self.set_counters(snapshot.counters);
         window::load(self.observer(), &self.policy, self.core, &snapshot.window, now);
     }
 }

@@ -13,7 +13,12 @@ use crate::{
 
 impl<O: Observer> Format for Breaker<O> {
     fn format(&self, f: Formatter<'_>) {
-        write!(f, "Breaker {{ policy: {}, counters: {} }}", self.policy, self.counters)
+        write!(
+            f,
+            "Breaker {{ policy: {}, counters: {} }}",
+            self.policy,
+            self.counters()
+        )
     }
 }
 

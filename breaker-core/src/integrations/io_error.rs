@@ -85,10 +85,21 @@ impl Classify for Box<dyn core::error::Error> {
     }
 }
 
+/// Whether `error` is the tower layer's refusal (feature `tower`).
+fn is_tower_refusal(error: &(dyn core::error::Error + 'static)) -> bool {
+    #[cfg(feature = "tower")]
+    return error.is::<crate::tower::RefusedError>();
+    #[cfg(not(feature = "tower"))]
+    {
+        let _ = error;
+        false
+    }
+}
+
 /// The verdict of an error known only as a trait object: a refusal is neutral, an I/O
 /// error follows its kind, anything else is a strike.
 pub(crate) fn dyn_verdict(error: &(dyn core::error::Error + 'static)) -> Verdict {
-    if error.is::<Refused>() {
+    if error.is::<Refused>() || is_tower_refusal(error) {
         Verdict::Neutral
     } else if let Some(io) = error.downcast_ref::<Error>() {
         io.verdict()

@@ -35,10 +35,11 @@
 //!   is dead for good; taking the half-open probe slot in `poll_ready` would hold it for a
 //!   caller that may never call. This is what tower's own load-shedding layer does.
 //! - **Errors are `BoxError`,** as with tower's timeout: the inner service's error boxed,
-//!   or a [`Refused`] (find it with `error.downcast_ref::<Refused>()` or
-//!   `error.is::<Refused>()`, e.g. in axum's `HandleErrorLayer` to answer 503). A boxed
-//!   refusal is neutral to [`Classify`], so an outer breaker does not count an inner one's
-//!   refusals.
+//!   or a refusal, a [`RefusedError`] boxed without allocating (find it with
+//!   [`Refusal`]: `error.refusal()`, `error.is_refused()`, `error.retry_in()`, e.g. in
+//!   axum's `HandleErrorLayer` to answer 503; or `error.downcast_ref::<RefusedError>()`).
+//!   A boxed refusal is neutral to [`Classify`], so an outer breaker does not count an
+//!   inner one's refusals.
 //! - **Classification:** by default a response is a success and an error is classified
 //!   by its type's [`Classify`] (`std::io::Error`, `BoxError`, `Infallible` and your own
 //!   types). [`CircuitBreakerLayer::classify`] takes a function of the whole result, so
@@ -61,35 +62,130 @@ use std::boxed::Box;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::{CallTicket, CircuitBreaker, Classify, Clock, Outcome, Refusal, Refused};
+use crate::{CallTicket, CircuitBreaker, Classify, Clock, Outcome, Refusal, RefusalReason, Refused};
 
 /// The error type of a [`CircuitBreakerService`]: the inner service's error, boxed, or a
 /// [`Refused`] (tower's `BoxError`).
 pub type BoxError = Box<dyn core::error::Error + Send + Sync>;
 
-/// A [`BoxError`] answers [`Refusal`] by finding a [`Refused`] in it: the error itself,
-/// or one of its [`source`](core::error::Error::source)s (a layer above may have wrapped
-/// it). So `error.is_refused()` and `error.retry_in()` work on what a tower stack returns.
+/// A [`BoxError`] answers [`Refusal`] by finding a refusal in it (a [`RefusedError`], what
+/// the layer answers with, or a boxed [`Refused`]): the error itself, or one of its
+/// [`source`](core::error::Error::source)s (a layer above may have wrapped it). So
+/// `error.is_refused()` and `error.retry_in()` work on what a tower stack returns.
 ///
 /// ```
-/// use breaker_core::tower::BoxError;
-/// use breaker_core::{Refusal, RefusalReason, Refused};
+/// use breaker_core::tower::{BoxError, RefusedError};
+/// use breaker_core::{Duration, Refusal, RefusalReason, Refused};
 ///
-/// let refused: BoxError = Box::new(Refused { reason: RefusalReason::Open, retry_in: None });
-/// assert!(refused.is_refused());
+/// let refused = Refused { reason: RefusalReason::Open, retry_in: Some(Duration::from_secs(3)) };
+/// let boxed: BoxError = Box::new(refused);
+/// assert_eq!(boxed.refusal(), Some(refused));
+/// assert_eq!(RefusedError::boxed(refused).retry_in(), Some(Duration::from_secs(3)));
 /// let other: BoxError = "connection reset".into();
 /// assert!(!other.is_refused());
 /// ```
 impl Refusal for BoxError {
     fn refusal(&self) -> Option<Refused> {
-        let mut error: Option<&(dyn core::error::Error + 'static)> = Some(&**self);
-        while let Some(e) = error {
-            if let Some(r) = e.downcast_ref::<Refused>() {
-                return Some(*r);
-            }
-            error = e.source();
+        find_refusal(&**self)
+    }
+}
+
+/// The refusal in `error` or one of its sources, if any.
+pub(crate) fn find_refusal(error: &(dyn core::error::Error + 'static)) -> Option<Refused> {
+    let mut error = Some(error);
+    while let Some(e) = error {
+        if let Some(r) = e.downcast_ref::<RefusedError>() {
+            return Some(r.refused());
         }
-        None
+        if let Some(r) = e.downcast_ref::<Refused>() {
+            return Some(*r);
+        }
+        error = e.source();
+    }
+    None
+}
+
+/// The error a [`CircuitBreakerService`] answers a refused call with, boxed as a
+/// [`BoxError`] without allocating: a zero-sized value whose [`Refused`] (why, and the
+/// wait left) is kept in the box's address, so a refusal costs no trip to the allocator.
+/// It prints, classifies and answers [`Refusal`] as the [`Refused`] does.
+///
+/// ```
+/// use breaker_core::tower::{BoxError, RefusedError};
+/// use breaker_core::{Duration, Refusal, RefusalReason, Refused};
+///
+/// let refused = Refused { reason: RefusalReason::Open, retry_in: Some(Duration::from_millis(1500)) };
+/// let error: BoxError = RefusedError::boxed(refused);
+/// assert_eq!(error.downcast_ref::<RefusedError>().map(RefusedError::refused), Some(refused));
+/// assert_eq!(format!("{error:#}"), format!("{refused:#}"));
+/// ```
+pub struct RefusedError(());
+
+/// The reasons in the order of their codes in a [`RefusedError`]'s address.
+const REASONS: [RefusalReason; 4] = [
+    RefusalReason::Open,
+    RefusalReason::Probing,
+    RefusalReason::ForcedOpen,
+    RefusalReason::QuotaLow,
+];
+
+impl RefusedError {
+    /// `refused` as a [`BoxError`]: with no allocation on 64-bit targets, where the
+    /// refusal fits in the box's address; boxed as a [`Refused`] (one allocation) on others.
+    pub fn boxed(refused: Refused) -> BoxError {
+        match Self::encode(refused) {
+            // SAFETY: `RefusedError` is zero-sized, and a `Box` of a zero-sized type may
+            // hold any non-null, aligned pointer (its alignment is 1): it never reads
+            // through it, and dropping it frees nothing. `encode` never returns 0.
+            #[allow(unsafe_code)]
+            Some(address) => unsafe { Box::from_raw(core::ptr::without_provenance_mut::<RefusedError>(address)) },
+            None => Box::new(refused),
+        }
+    }
+
+    /// The refusal.
+    pub fn refused(&self) -> Refused {
+        Self::decode(core::ptr::from_ref(self).addr())
+    }
+
+    /// The address that holds `refused` (bit 0 always set, so never 0): bits 1..3 the
+    /// reason, bit 3 whether a wait is known, bits 32.. the wait in milliseconds (at most
+    /// `Duration::MAX`, 30 bits). `None` where an address has no room for it (32 bits).
+    fn encode(refused: Refused) -> Option<usize> {
+        let reason = REASONS.iter().position(|r| *r == refused.reason).unwrap_or(0) as u64;
+        let (known, wait) = match refused.retry_in {
+            Some(d) => (1u64, u64::from(d.as_millis())),
+            None => (0, 0),
+        };
+        usize::try_from(1 | reason << 1 | known << 3 | wait << 32).ok()
+    }
+
+    fn decode(address: usize) -> Refused {
+        let a = address as u64;
+        Refused {
+            reason: REASONS[(a >> 1 & 0b11) as usize],
+            retry_in: (a >> 3 & 1 == 1).then(|| crate::Duration::from_millis((a >> 32) as u32)),
+        }
+    }
+}
+
+impl core::fmt::Debug for RefusedError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("RefusedError").field(&self.refused()).finish()
+    }
+}
+
+impl core::fmt::Display for RefusedError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Display::fmt(&self.refused(), f)
+    }
+}
+
+impl core::error::Error for RefusedError {}
+
+impl Refusal for RefusedError {
+    fn refusal(&self) -> Option<Refused> {
+        Some(self.refused())
     }
 }
 
@@ -335,11 +431,11 @@ where
                 Poll::Ready(result.map_err(Into::into))
             }
             StateProj::Refused { refused } => match refused.take() {
-                Some(refused) => Poll::Ready(Err(Box::new(refused))),
+                Some(refused) => Poll::Ready(Err(RefusedError::boxed(refused))),
                 // Polled again after it returned the refusal: a contract breach by the
                 // caller; answer the same instead of panicking.
-                None => Poll::Ready(Err(Box::new(Refused {
-                    reason: crate::RefusalReason::Open,
+                None => Poll::Ready(Err(RefusedError::boxed(Refused {
+                    reason: RefusalReason::Open,
                     retry_in: None,
                 }))),
             },
