@@ -65,7 +65,7 @@ pub use quota_guard::{LastQuota, QuotaGuard, QuotaObserver, Steer};
 pub use quota_log::{Console, QuotaLog, StdoutConsole};
 pub use refusal::Refusal;
 pub use retry::{Delays, Jitter, RetryPolicy, RetryPolicyError, MAX_RETRIES};
-pub use router::{Choice, HealthRouter, RouterError, Row, Tool};
+pub use router::{Choice, HealthRouter, RouterError, Row, Tool, ToolGate};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use single::{Breaker, CallError, Counters, Observer, Permit, Refused};
 pub use snapshot::{DecodeError, Snapshot};

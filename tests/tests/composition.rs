@@ -15,8 +15,9 @@ use std::sync::Arc;
 use breaker_core::hal::Guarded;
 use breaker_core::tower::CircuitBreakerLayer;
 use breaker_core::{
-    circuit_breaker, registry, Breaker, CallError, CircuitBreaker, Classify, Counters, Duration, Instant, ManualClock,
-    Phase, Policy, Priority, QuotaGuard, QuotaPolicy, Refusal, RetryPolicy, SharedBreaker, Steer, WindowSize, Windowed,
+    circuit_breaker, registry, Breaker, CallError, CircuitBreaker, Classify, Counters, Duration, HealthRouter, Instant,
+    ManualClock, Phase, Policy, Priority, QuotaGuard, QuotaPolicy, Refusal, RetryPolicy, RouterError, Row,
+    SharedBreaker, Steer, Tool, WindowSize, Windowed,
 };
 use embedded_hal::i2c::{ErrorKind, ErrorType, I2c, NoAcknowledgeSource, Operation};
 
@@ -176,6 +177,30 @@ fn tower_layer<B: CircuitBreaker + Clone>(
     })
 }
 
+/// A health router tool over `b`, with no substitute: refused while its breaker is open.
+fn router_tool<B>(b: &B, clock: &'static ManualClock, reached: &AtomicU32, settle: Settle) -> Run
+where
+    B: Sync,
+    for<'x> &'x B: CircuitBreaker,
+{
+    let router = HealthRouter::new([Row::new(Tool::shared("tool", b, clock), &[])]);
+    script(clock, |up| {
+        let g = match router.call("tool", |_| upstream(reached, up)) {
+            Ok(()) => Got::Ok,
+            Err(RouterError::Inner(Down)) => Got::Failed,
+            Err(_) => Got::Refused,
+        };
+        settle();
+        // The router asks the pure oracle first and never enters a gate it would find
+        // shut: it counts those refusals itself, once, in its report.
+        let counters = Counters {
+            skips: router.report()[0].refusals,
+            ..CircuitBreaker::counters(&b)
+        };
+        (g, (CircuitBreaker::state(&b, clock).phase(), counters))
+    })
+}
+
 /// A future that is ready at once (the service's are), polled once.
 fn ready<F: std::future::Future>(f: F) -> F::Output {
     let mut f = std::pin::pin!(f);
@@ -274,6 +299,17 @@ macro_rules! rows {
                 check(
                     concat!("guarded x ", stringify!($kind)),
                     &super::guarded($make, clock, reached, &|| ()),
+                    reached,
+                );
+            }
+
+            #[test]
+            fn router_tool() {
+                let (clock, reached) = cell();
+                let b = $make;
+                check(
+                    concat!("router tool x ", stringify!($kind)),
+                    &super::router_tool(&*b, clock, reached, &|| ()),
                     reached,
                 );
             }
@@ -452,6 +488,19 @@ mod redis_shared_breaker {
         check(
             "tower x RedisBreaker",
             &super::tower_layer(b, clock, reached, &|| settle(&link)),
+            reached,
+        );
+    }
+
+    #[test]
+    fn router_tool() {
+        let (clock, reached) = cell();
+        let Some((link, b)) = breaker("composition_redis_router", clock) else {
+            return;
+        };
+        check(
+            "router tool x RedisBreaker",
+            &super::router_tool(&b, clock, reached, &|| settle(&link)),
             reached,
         );
     }

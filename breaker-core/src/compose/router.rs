@@ -2,10 +2,12 @@
 //! else the tool's first healthy substitute, else refuses softly.
 //!
 //! loopctl's `HealthRouter`, over breakers the program already has: `static`
-//! [`SharedBreaker`](crate::SharedBreaker)s ([`Tool::new`]) or [`registry`]
+//! [`SharedBreaker`](crate::SharedBreaker)s ([`Tool::new`]), [`registry`]
 //! entries by name ([`Tool::registered`]: a `#[circuit_breaker]` function's breaker, or a
-//! static listed with [`register!`](crate::register)). The table is fixed: `N` rows, each a
-//! tool and its substitutes in order of preference, all in a `static`.
+//! static listed with [`register!`](crate::register)), or any shared breaker built at
+//! run time and owned by the program ([`Tool::shared`]: an `Arc<SharedBreaker>` with an
+//! owned policy, a `RedisBreaker`). The table is fixed: `N` rows, each a tool and its
+//! substitutes in order of preference, in a `static` or borrowing the program's breakers.
 //!
 //! A `#[circuit_breaker]` function found by name gates itself: [`HealthRouter::call`]
 //! chooses it by its oracle and calls it without taking a permit, so its own gate grants
@@ -51,28 +53,71 @@ use core::fmt;
 
 use crate::atomic::{AtomicU32, Ordering};
 use crate::registry::{self, AnyBreaker, LookupError};
-use crate::{Classify, Clock, Outcome, Verdict};
+use crate::{CircuitBreaker, Classify, Clock, Outcome, Refused, Verdict};
 
 /// One tool the router can call: a name and a breaker (with the clock its callers read).
+///
+/// The breaker is borrowed for `'a`: a `static` ([`Tool::new`], [`Tool::registered`]), or
+/// breakers a program built at start-up and owns, in an `Arc` or a `Vec`
+/// ([`Tool::shared`]), with the router living no longer than they do.
 #[derive(Clone, Copy)]
-pub struct Tool {
+pub struct Tool<'a> {
     name: &'static str,
-    source: Source,
+    source: Source<'a>,
 }
 
 #[derive(Clone, Copy)]
-enum Source {
+enum Source<'a> {
     Breaker {
         breaker: &'static AnyBreaker,
         clock: &'static (dyn Clock + Sync),
     },
+    Gate {
+        gate: &'a dyn ToolGate,
+        clock: &'a (dyn Clock + Sync),
+    },
     Registered,
 }
 
-impl fmt::Debug for Tool {
+/// A breaker a router tool can go through, behind `dyn`: every shared breaker kind whose
+/// reference is a [`CircuitBreaker`] (a [`SharedBreaker`](crate::SharedBreaker) with any
+/// observer and policy storage, windowed or not; a registry entry;
+/// `breaker_redis::RedisBreaker`). Implemented for them all; not meant to be implemented
+/// by hand.
+pub trait ToolGate: Sync {
+    /// The pure oracle at `clock`'s now (kinds with a clock of their own read theirs).
+    fn would_allow_at(&self, clock: &dyn Clock) -> bool;
+    /// Whether the breaker's own function passes every call through its gate
+    /// ([`CircuitBreaker::gates_itself`]).
+    fn self_gating(&self) -> bool;
+    /// Runs `call` through the gate, reporting the outcome it returns; `Err` if the gate
+    /// refused (and `call` was not run).
+    fn through(&self, clock: &dyn Clock, call: &mut dyn FnMut() -> Outcome) -> Result<(), Refused>;
+}
+
+impl<T: ?Sized + Sync> ToolGate for T
+where
+    for<'x> &'x T: CircuitBreaker,
+{
+    fn would_allow_at(&self, clock: &dyn Clock) -> bool {
+        CircuitBreaker::would_allow(&self, &clock)
+    }
+    fn self_gating(&self) -> bool {
+        CircuitBreaker::gates_itself(&self)
+    }
+    fn through(&self, clock: &dyn Clock, call: &mut dyn FnMut() -> Outcome) -> Result<(), Refused> {
+        let mut me = self;
+        let attempt = me.attempt(&clock)?;
+        attempt.record(call());
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Tool<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let source = match self.source {
             Source::Breaker { .. } => "static",
+            Source::Gate { .. } => "borrowed",
             Source::Registered => "registry",
         };
         f.debug_struct("Tool")
@@ -82,10 +127,37 @@ impl fmt::Debug for Tool {
     }
 }
 
-impl Tool {
+/// A tool's breaker, resolved.
+#[derive(Clone, Copy)]
+enum Resolved<'a> {
+    Any(&'static AnyBreaker, &'static (dyn Clock + Sync)),
+    Gate(&'a dyn ToolGate, &'a (dyn Clock + Sync)),
+}
+
+impl Resolved<'_> {
+    fn would_allow(self) -> bool {
+        match self {
+            Resolved::Any(b, clock) => b.would_allow(clock.now()),
+            Resolved::Gate(g, clock) => g.would_allow_at(&clock),
+        }
+    }
+
+    fn through(self, call: &mut dyn FnMut() -> Outcome) -> Result<(), Refused> {
+        match self {
+            Resolved::Any(b, clock) => b.through(&clock, call),
+            Resolved::Gate(g, clock) => g.through(&clock, call),
+        }
+    }
+}
+
+impl Tool<'static> {
     /// A tool guarded by `breaker` (any `static` [`SharedBreaker`](crate::SharedBreaker),
     /// whatever its observer), whose callers read `clock`.
-    pub const fn new(name: &'static str, breaker: &'static AnyBreaker, clock: &'static (dyn Clock + Sync)) -> Tool {
+    pub const fn new(
+        name: &'static str,
+        breaker: &'static AnyBreaker,
+        clock: &'static (dyn Clock + Sync),
+    ) -> Tool<'static> {
         Tool {
             name,
             source: Source::Breaker { breaker, clock },
@@ -95,10 +167,36 @@ impl Tool {
     /// The tool whose breaker is registered as `name`, with the clock its entry names:
     /// looked up at each use. A name that is not registered, or registered twice, makes
     /// the tool unavailable; [`HealthRouter::check`] finds such names at start-up.
-    pub const fn registered(name: &'static str) -> Tool {
+    pub const fn registered(name: &'static str) -> Tool<'static> {
         Tool {
             name,
             source: Source::Registered,
+        }
+    }
+}
+
+impl<'a> Tool<'a> {
+    /// A tool guarded by any shared breaker the program owns (see [`ToolGate`]): a
+    /// `SharedBreaker` with an owned policy in an `Arc` (pass `&*arc`), a windowed one, a
+    /// `RedisBreaker`; whose callers read `clock`.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker_core::{Duration, HealthRouter, Instant, ManualClock, Policy, Row, SharedBreaker, Tool};
+    ///
+    /// // Built at start-up, from a configuration: owned, no `static`, no leak.
+    /// let search = Arc::new(SharedBreaker::with_policy(Policy::new(1, Duration::from_secs(30))));
+    /// let mirror = Arc::new(SharedBreaker::with_policy(Policy::new(1, Duration::from_secs(30))));
+    /// let clock = ManualClock::new(Instant::ZERO);
+    /// let substitutes = [Tool::shared("mirror", &*mirror, &clock)];
+    /// let router = HealthRouter::new([Row::new(Tool::shared("search", &*search, &clock), &substitutes)]);
+    /// let served_by = router.call("search", |tool| Ok::<_, std::io::Error>(tool.name())).unwrap();
+    /// assert_eq!(served_by, "search");
+    /// ```
+    pub fn shared<B: ToolGate>(name: &'static str, breaker: &'a B, clock: &'a (dyn Clock + Sync)) -> Tool<'a> {
+        Tool {
+            name,
+            source: Source::Gate { gate: breaker, clock },
         }
     }
 
@@ -107,59 +205,63 @@ impl Tool {
         self.name
     }
 
-    /// The breaker and its clock.
-    pub fn breaker(&self) -> Result<(&'static AnyBreaker, &'static (dyn Clock + Sync)), LookupError> {
-        self.resolve().map(|(breaker, clock, _)| (breaker, clock))
-    }
-
     /// Whether the tool passes through its breaker's own gate when called (a
     /// `#[circuit_breaker]` function found by [`Tool::registered`]): the router then takes
     /// no permit and reports nothing for it, since the function does both itself. See
     /// [`registry::Entry::gates_itself`].
     pub fn gates_itself(&self) -> bool {
-        self.resolve().is_ok_and(|(_, _, gates_itself)| gates_itself)
+        self.resolve().is_ok_and(|(_, gates_itself)| gates_itself)
     }
 
-    /// The breaker, its clock, and whether the tool gates itself.
-    fn resolve(&self) -> Result<(&'static AnyBreaker, &'static (dyn Clock + Sync), bool), LookupError> {
+    /// The breaker, and whether the tool gates itself.
+    fn resolve(&self) -> Result<(Resolved<'a>, bool), LookupError> {
         match self.source {
-            Source::Breaker { breaker, clock } => Ok((breaker, clock, false)),
-            Source::Registered => registry::get(self.name).map(|e| (e.breaker(), e.clock(), e.gates_itself())),
+            Source::Breaker { breaker, clock } => Ok((Resolved::Any(breaker, clock), false)),
+            Source::Gate { gate, clock } => Ok((Resolved::Gate(gate, clock), gate.self_gating())),
+            Source::Registered => {
+                registry::get(self.name).map(|e| (Resolved::Any(e.breaker(), e.clock()), e.gates_itself()))
+            }
         }
+    }
+
+    /// Whether the tool's breaker is found: always for a breaker given directly; for a
+    /// registry name, whether exactly one breaker is registered under it.
+    pub fn lookup(&self) -> Result<(), LookupError> {
+        self.resolve().map(|_| ())
     }
 
     /// The pure oracle of the tool's breaker: would a call be allowed now? Never takes the
     /// probe. An unresolved registry name is never allowed.
     pub fn would_allow(&self) -> bool {
-        self.breaker().is_ok_and(|(b, clock)| b.would_allow(clock.now()))
+        self.resolve().is_ok_and(|(b, _)| b.would_allow())
     }
 }
 
 /// One row of the table: a tool and its substitutes, in order of preference.
 #[derive(Clone, Copy, Debug)]
-pub struct Row {
-    tool: Tool,
-    substitutes: &'static [Tool],
+pub struct Row<'a> {
+    tool: Tool<'a>,
+    substitutes: &'a [Tool<'a>],
 }
 
-impl Row {
+impl<'a> Row<'a> {
     /// `tool`, standing in for which `substitutes` are tried in order.
-    pub const fn new(tool: Tool, substitutes: &'static [Tool]) -> Row {
+    pub const fn new(tool: Tool<'a>, substitutes: &'a [Tool<'a>]) -> Row<'a> {
         Row { tool, substitutes }
     }
 
     /// The tool.
-    pub const fn tool(&self) -> &Tool {
+    pub const fn tool(&self) -> &Tool<'a> {
         &self.tool
     }
 
     /// Its substitutes, in order of preference.
-    pub const fn substitutes(&self) -> &'static [Tool] {
+    pub const fn substitutes(&self) -> &'a [Tool<'a>] {
         self.substitutes
     }
 
     /// The tool, then its substitutes.
-    fn candidates(&self) -> impl Iterator<Item = &Tool> {
+    fn candidates(&self) -> impl Iterator<Item = &Tool<'a>> {
         core::iter::once(&self.tool).chain(self.substitutes)
     }
 }
@@ -169,23 +271,23 @@ impl Row {
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum Choice<'a> {
     /// The tool itself: its breaker would allow a call.
-    Itself(&'a Tool),
+    Itself(&'a Tool<'a>),
     /// A substitute: the tool's breaker would refuse, this one's would allow.
     Substitute {
         /// The tool asked for.
-        asked: &'a Tool,
+        asked: &'a Tool<'a>,
         /// The substitute.
-        with: &'a Tool,
+        with: &'a Tool<'a>,
         /// Its place among the tool's substitutes (0 is the first).
         rank: usize,
     },
     /// Neither the tool nor any substitute would be allowed.
-    Unavailable(&'a Tool),
+    Unavailable(&'a Tool<'a>),
 }
 
 impl<'a> Choice<'a> {
     /// The tool that would be called, if any.
-    pub fn tool(&self) -> Option<&'a Tool> {
+    pub fn tool(&self) -> Option<&'a Tool<'a>> {
         match *self {
             Choice::Itself(t) | Choice::Substitute { with: t, .. } => Some(t),
             Choice::Unavailable(_) => None,
@@ -297,12 +399,12 @@ impl RowCounts {
 
 /// A fixed table of `N` tools, each with its ordered substitutes. See the
 /// [module documentation](crate::router).
-pub struct HealthRouter<const N: usize> {
-    rows: [Row; N],
+pub struct HealthRouter<'a, const N: usize> {
+    rows: [Row<'a>; N],
     counts: [RowCounts; N],
 }
 
-impl<const N: usize> fmt::Debug for HealthRouter<N> {
+impl<const N: usize> fmt::Debug for HealthRouter<'_, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HealthRouter")
             .field("rows", &self.rows)
@@ -311,10 +413,10 @@ impl<const N: usize> fmt::Debug for HealthRouter<N> {
     }
 }
 
-impl<const N: usize> HealthRouter<N> {
+impl<'a, const N: usize> HealthRouter<'a, N> {
     /// A router over `rows`.
     #[cfg(not(loom))]
-    pub const fn new(rows: [Row; N]) -> Self {
+    pub const fn new(rows: [Row<'a>; N]) -> Self {
         HealthRouter {
             rows,
             counts: [const { RowCounts::new() }; N],
@@ -323,7 +425,7 @@ impl<const N: usize> HealthRouter<N> {
 
     /// A router over `rows` (not `const` under loom).
     #[cfg(loom)]
-    pub fn new(rows: [Row; N]) -> Self {
+    pub fn new(rows: [Row<'a>; N]) -> Self {
         HealthRouter {
             rows,
             counts: core::array::from_fn(|_| RowCounts::new()),
@@ -331,11 +433,11 @@ impl<const N: usize> HealthRouter<N> {
     }
 
     /// The rows.
-    pub fn rows(&self) -> &[Row; N] {
+    pub fn rows(&self) -> &[Row<'a>; N] {
         &self.rows
     }
 
-    fn find(&self, tool: &str) -> Option<(&Row, &RowCounts)> {
+    fn find(&self, tool: &str) -> Option<(&Row<'a>, &RowCounts)> {
         self.rows.iter().zip(&self.counts).find(|(r, _)| r.tool.name == tool)
     }
 
@@ -365,7 +467,11 @@ impl<const N: usize> HealthRouter<N> {
     /// whose own breaker counts the outcome, once. If that gate refuses what the oracle
     /// allowed an instant earlier (another caller took the probe in between), the
     /// function's refusal comes back as [`RouterError::Inner`].
-    pub fn call<T, E: Classify>(&self, tool: &str, f: impl FnOnce(&Tool) -> Result<T, E>) -> Result<T, RouterError<E>> {
+    pub fn call<T, E: Classify>(
+        &self,
+        tool: &str,
+        f: impl FnOnce(&Tool<'a>) -> Result<T, E>,
+    ) -> Result<T, RouterError<E>> {
         self.call_classified(tool, f, |e| e.verdict())
     }
 
@@ -373,39 +479,49 @@ impl<const N: usize> HealthRouter<N> {
     pub fn call_classified<T, E>(
         &self,
         tool: &str,
-        f: impl FnOnce(&Tool) -> Result<T, E>,
+        f: impl FnOnce(&Tool<'a>) -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, RouterError<E>> {
         let (row, counts) = self.find(tool).ok_or(RouterError::UnknownTool)?;
+        // Given back by a gate that refused without calling: tried with the next candidate.
+        let mut f = Some(f);
+        let mut classify = Some(classify);
         for (rank, candidate) in row.candidates().enumerate() {
-            let Ok((breaker, clock, gates_itself)) = candidate.resolve() else {
+            let Ok((breaker, gates_itself)) = candidate.resolve() else {
                 continue;
             };
             // The oracle first: a tool it rules out is never asked through its gate.
-            if !breaker.would_allow(clock.now()) {
+            if !breaker.would_allow() {
                 continue;
             }
+            let Some(call) = f.take() else { break };
             if gates_itself {
                 // Its own gate takes the permit and its own breaker hears the outcome: a
                 // permit here would count each outcome twice and hold its probe.
                 count(&counts.served, rank > 0, &counts.substitutions);
-                return f(candidate).map_err(RouterError::Inner);
+                return call(candidate).map_err(RouterError::Inner);
             }
-            let Ok(permit) = breaker.try_acquire(&clock) else {
-                // Another caller took the probe since: nothing was taken; next candidate.
-                continue;
-            };
-            count(&counts.served, rank > 0, &counts.substitutions);
-            return match f(candidate) {
-                Ok(v) => {
-                    permit.success();
-                    Ok(v)
+            f = Some(call);
+            let mut result = None;
+            let gated = breaker.through(&mut || match (f.take(), classify.take()) {
+                (Some(call), Some(classify)) => {
+                    let r = call(candidate);
+                    let outcome = match &r {
+                        Ok(_) => Outcome::Success,
+                        Err(e) => Outcome::Error(classify(e)),
+                    };
+                    result = Some(r);
+                    outcome
                 }
-                Err(e) => {
-                    permit.record(Outcome::Error(classify(&e)));
-                    Err(RouterError::Inner(e))
-                }
-            };
+                // Each gate runs its call once; never reached.
+                _ => Outcome::NEUTRAL,
+            });
+            if let (Ok(()), Some(r)) = (gated, result) {
+                count(&counts.served, rank > 0, &counts.substitutions);
+                return r.map_err(RouterError::Inner);
+            }
+            // Refused: another caller took the probe since; nothing was taken, the call
+            // is still ours: next candidate.
         }
         bump(&counts.refusals);
         Err(RouterError::Unavailable { tool: row.tool.name })
@@ -416,7 +532,7 @@ impl<const N: usize> HealthRouter<N> {
     /// is taken and nothing is reported here: use it for tools that pass through their own
     /// gate when called (`#[circuit_breaker]` functions; [`HealthRouter::call`] treats
     /// those the same way by itself), or where the call cannot be written as a closure.
-    pub fn select(&self, tool: &str) -> Result<&Tool, RouterError<Infallible>> {
+    pub fn select(&self, tool: &str) -> Result<&Tool<'_>, RouterError<Infallible>> {
         let (_, counts) = self.find(tool).ok_or(RouterError::UnknownTool)?;
         match self.choose(tool) {
             Some(Choice::Itself(t)) => {
@@ -439,7 +555,7 @@ impl<const N: usize> HealthRouter<N> {
     /// first that does not. Call it once at start-up (or in a test).
     pub fn check(&self) -> Result<(), Misconfigured> {
         for tool in self.rows.iter().flat_map(Row::candidates) {
-            if let Err(error) = tool.breaker() {
+            if let Err(error) = tool.lookup() {
                 return Err(Misconfigured { name: tool.name, error });
             }
         }

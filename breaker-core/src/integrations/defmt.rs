@@ -157,13 +157,13 @@ impl<C: Clock, const N: usize, O: ChainObserver> Format for Turn<'_, C, N, O> {
     }
 }
 
-impl Format for Tool {
+impl Format for Tool<'_> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "Tool {{ name: {=str} }}", self.name())
     }
 }
 
-impl Format for Row {
+impl Format for Row<'_> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
@@ -174,7 +174,7 @@ impl Format for Row {
     }
 }
 
-impl<const N: usize> Format for HealthRouter<N> {
+impl<const N: usize> Format for HealthRouter<'_, N> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "HealthRouter {{ report: {} }}", self.report())
     }
