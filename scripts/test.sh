@@ -92,7 +92,7 @@ cargo test --workspace --features demos/state-file
 # also builds alone, without the others it usually comes with. (`defmt` and the
 # `portable-atomic` ones build for the thumb targets below.)
 step "breaker-core: each host feature alone"
-for f in "" std macros state-file anyhow serde tower tracing embassy-time embedded-hal; do
+for f in "" std macros state-file anyhow serde tower tracing metrics embassy-time embedded-hal; do
     cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}
 done
 

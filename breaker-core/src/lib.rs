@@ -24,6 +24,8 @@ pub use breaker::word;
 pub use compose::{chain, router, window};
 #[cfg(feature = "embedded-hal")]
 pub use integrations::hal;
+#[cfg(feature = "metrics")]
+pub use integrations::metrics;
 pub use integrations::registry;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
@@ -48,6 +50,8 @@ pub use convert::DurationOutOfRange;
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]
 pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
+#[cfg(feature = "metrics")]
+pub use integrations::metrics::MetricsLog;
 pub use ladder::{
     BlockingSleep, ByClassify, Classifier, DefaultSleep, Gate, Ladder, Notify, OwnedPass, Pass, Retried, Sleep, Stop,
 };
