@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, docs, host tests (unit, integration,
-# property, trybuild, doctests, the Redis tests on a real server), loom model checks,
-# bounded coverage-guided fuzzing, the no_std thumb builds and the firmware on QEMU.
+# property, trybuild, doctests, the Redis and Prometheus tests on real servers), loom model
+# checks, bounded coverage-guided fuzzing, the no_std thumb builds and the firmware on QEMU.
 # Installs what a fresh machine with only Rust lacks.
 #
 #   bash scripts/test.sh
@@ -31,6 +31,11 @@ if ! command -v redis-server >/dev/null; then
     step "installing redis-server (the Redis tests and the replicas demo)"
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >/dev/null
+fi
+if ! command -v prometheus >/dev/null; then
+    step "installing prometheus (the example service's /metrics, scraped by a real server)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
 fi
 if ! command -v defmt-print >/dev/null; then
     step "installing defmt-print"
@@ -83,8 +88,12 @@ export BREAKER_REDIS_SERVER="$(command -v redis-server)"
 # Here a Redis test that cannot reach its server fails rather than passing as skipped.
 export BREAKER_REDIS_REQUIRED=1
 echo "redis-server on 127.0.0.1:$REDIS_PORT"
+# The Prometheus test (`examples/tests/prometheus.rs`) starts its own server on loopback;
+# here a missing binary fails it rather than letting it pass as skipped.
+export BREAKER_PROMETHEUS="$(command -v prometheus)"
+export BREAKER_PROMETHEUS_REQUIRED=1
 
-step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server)"
+step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis and Prometheus tests on real servers)"
 cargo test --workspace --features demos/state-file
 
 # breaker-core's dev-dependency on itself turns on every feature that builds on a host, so
