@@ -14,6 +14,7 @@
 #   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
 #   BENCH=compose bench/callgrind.sh   # the `compose` benchmark's cases (chain, router, fallback)
 #   BENCH=quota bench/callgrind.sh     # the `quota` benchmark's cases (the gauge's cost per sample)
+#   BENCH=metrics bench/callgrind.sh   # closed call and refusal, feature `metrics` off and on (two builds)
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
 set -euo pipefail
@@ -88,11 +89,12 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-BENCHES=(peers ladder hal compose quota replicas shapes)
+BENCHES=(peers ladder hal compose quota replicas shapes metrics)
+DEFAULT_CASES=$((${#CASES[@]} == 0))
 echo "building the ${BENCHES[*]} benchmarks (release, bench profile)..." >&2
 cargo bench -p bench $(printf -- '--bench %s ' "${BENCHES[@]}") --no-run --message-format=json >"$WORK/build.json"
-executable() { # the built benchmark named $1
-    grep -o '"executable":"[^"]*"' "$WORK/build.json" | sed 's/^"executable":"//; s/"$//' | grep "/$1-" | tail -n 1
+executable() { # the built benchmark named $1 (in the build messages $2, or the main build's)
+    grep -o '"executable":"[^"]*"' "${2:-$WORK/build.json}" | sed 's/^"executable":"//; s/"$//' | grep "/$1-" | tail -n 1
 }
 declare -A EXE_OF # case -> the benchmark binary that runs it (each lists its cases)
 for b in "${BENCHES[@]}"; do
@@ -119,6 +121,18 @@ for c in "${CASES[@]}"; do
     fi
 done
 CASES=("${EXPANDED[@]}")
+# The `metrics` benchmark once more with the feature on (cases `metrics-on-*`), when asked for.
+METRICS_ON_EXE=""
+if [[ $BENCH == metrics ]] || printf '%s\n' "${CASES[@]}" | grep -q '^metrics-on-'; then
+    echo "building the metrics benchmark with the metrics feature on..." >&2
+    cargo bench -p bench --bench metrics --features metrics --no-run --message-format=json >"$WORK/build-on.json"
+    METRICS_ON_EXE=$(executable metrics "$WORK/build-on.json")
+    [[ -x $METRICS_ON_EXE ]] || { echo "callgrind.sh: could not find the metrics benchmark built with the feature" >&2; exit 1; }
+    while read -r c _; do EXE_OF[$c]=$METRICS_ON_EXE; done < <("$METRICS_ON_EXE" --list)
+    if ((DEFAULT_CASES)) && [[ $BENCH == metrics ]]; then
+        mapfile -t -O "${#CASES[@]}" CASES < <("$METRICS_ON_EXE" --list | cut -f1)
+    fi
+fi
 if ((${#CASES[@]} == 0)); then
     echo "callgrind.sh: BENCH must be one of ${BENCHES[*]} (got $BENCH)" >&2
     exit 1
@@ -128,9 +142,12 @@ fi
 instructions() {
     local case=$1 n=$2 out="$WORK/$1.$2.out"
     # The replicas cases run a link thread beside the loop, whose start-up varies from run to
-    # run: only their measured loop (`loop_*`, inclusive) is counted.
+    # run, and the metrics cases a recorder whose clock calibrates itself for a while: only
+    # their measured loop (`loop_*`, inclusive) is counted.
     local only=()
-    if [[ ${EXE_OF[$case]:-} == "$REPLICAS_EXE" ]]; then only=(--toggle-collect='*loop_*'); fi
+    case ${EXE_OF[$case]:-} in
+        "$REPLICAS_EXE" | "${EXE_OF[metrics-off-closed]:-}" | "$METRICS_ON_EXE") only=(--toggle-collect='*loop_*') ;;
+    esac
     if ! valgrind --tool=callgrind "${only[@]}" --callgrind-out-file="$out" "${EXE_OF[$case]:?unknown case $case}" --icount "$case" "$n" \
         >"$WORK/$case.$n.log" 2>&1; then
         echo "callgrind.sh: case '$case' with $n calls failed under valgrind:" >&2
@@ -169,8 +186,8 @@ check() { # label, case, reference case, allowed extra instructions
             l, c, x, r, y, d, b, (d <= b + 0.05 ? "MET" : "MISSED")
     }'
 }
-# The targets are the peers benchmark's.
-[[ $BENCH == peers ]] && echo "### Instruction targets (those whose two cases were run)" && echo
+# The targets are the peers benchmark's, and the metrics benchmark's.
+[[ $BENCH == peers || $BENCH == metrics ]] && echo "### Instruction targets (those whose two cases were run)" && echo
 check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
 check "macro-wrapped (inlined into its one caller's loop) vs SharedBreaker::call by hand" macro-closed ours-closed 2
@@ -183,6 +200,14 @@ if [[ -n ${PER_CALL[outline-floor]:-} && -n ${PER_CALL[outline-plain]:-} ]]; the
     }'
 fi
 check "force_open refusal vs an ordinary refusal" ours-forced ours-rejected 0
+check "closed call, feature metrics on (registry published) vs off" metrics-on-closed metrics-off-closed 0
+check "refusal, feature metrics on (registry published) vs off" metrics-on-rejected metrics-off-rejected 0
+if [[ -n $METRICS_ON_EXE ]]; then
+    # Heap allocations inside each case's loop of 100 000 calls (outside callgrind).
+    while read -r c n; do
+        echo "- allocations in $c's loop of 100000 calls: $n -> $([[ $n == 0 ]] && echo MET || echo MISSED)"
+    done < <("${EXE_OF[metrics-off-closed]}" --allocs; "$METRICS_ON_EXE" --allocs)
+fi
 check "ladder, first-attempt success, vs SharedBreaker::call alone" ladder-first-ok ladder-breaker 3
 check "RedisBreaker::call closed vs SharedBreaker::call (the local figure)" replicas-redis replicas-local 0
 for c in backon-first-ok backon-breaker-first-ok ladder-first-ok-budget; do

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project: formatting, lints, docs, host tests (unit, integration,
-# property, trybuild, doctests, the Redis tests on a real server, the status page in a
-# headless Chromium), loom model checks, bounded coverage-guided fuzzing, the no_std thumb
-# builds and the firmware on QEMU.
+# property, trybuild, doctests, the Redis and Prometheus tests on real servers, the status
+# page in a headless Chromium), loom model checks, bounded coverage-guided fuzzing, the
+# no_std thumb builds and the firmware on QEMU.
 # Installs what a fresh machine with only Rust lacks.
 #
 #   bash scripts/test.sh
@@ -37,6 +37,11 @@ if ! command -v chromium >/dev/null; then
     step "installing chromium (the status page test loads the page in it, headless)"
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+if ! command -v prometheus >/dev/null; then
+    step "installing prometheus (the example service's /metrics, scraped by a real server)"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq prometheus >/dev/null
 fi
 if ! command -v defmt-print >/dev/null; then
     step "installing defmt-print"
@@ -91,8 +96,12 @@ export BREAKER_REDIS_SERVER="$(command -v redis-server)"
 export BREAKER_REDIS_REQUIRED=1
 export BREAKER_CHROMIUM_REQUIRED=1
 echo "redis-server on 127.0.0.1:$REDIS_PORT"
+# The Prometheus test (`examples/tests/prometheus.rs`) starts its own server on loopback;
+# here a missing binary fails it rather than letting it pass as skipped.
+export BREAKER_PROMETHEUS="$(command -v prometheus)"
+export BREAKER_PROMETHEUS_REQUIRED=1
 
-step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis tests on a real server; the status page in headless Chromium)"
+step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis and Prometheus tests on real servers; the status page in headless Chromium)"
 cargo test --workspace --features demos/state-file
 
 # breaker-core's dev-dependency on itself turns on every feature that builds on a host, so
@@ -101,6 +110,7 @@ cargo test --workspace --features demos/state-file
 # `portable-atomic` ones build for the thumb targets below.)
 step "breaker-core: each host feature alone"
 for f in "" std macros state-file anyhow serde tower tracing embassy-time embedded-hal svg; do
+for f in "" std macros state-file anyhow serde tower tracing metrics embassy-time embedded-hal; do
     cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}
 done
 

@@ -1,6 +1,6 @@
 //! The breaker in other worlds: the static registry and its table, the global clock,
 //! logs, conversions, `Display`, foreign error types, serde, tower, embedded-hal, the
-//! quota guard's state file and defmt.
+//! quota guard's state file, defmt and metrics.
 
 #[cfg(feature = "anyhow")]
 pub(crate) mod anyhow_error;
@@ -15,6 +15,8 @@ pub(crate) mod health;
 #[cfg(feature = "std")]
 pub(crate) mod io_error;
 pub(crate) mod linker;
+#[cfg(feature = "metrics")]
+pub mod metrics;
 #[cfg(feature = "std")]
 pub(crate) mod quota_log;
 pub mod registry;

@@ -25,6 +25,8 @@ pub use breaker::word;
 pub use compose::{chain, history, router, window};
 #[cfg(feature = "embedded-hal")]
 pub use integrations::hal;
+#[cfg(feature = "metrics")]
+pub use integrations::metrics;
 pub use integrations::registry;
 #[cfg(feature = "svg")]
 pub use integrations::timeline;
@@ -53,6 +55,8 @@ pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]
 pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
 pub use history::{History, Recent, RecentIter, MAX_HISTORY};
+#[cfg(feature = "metrics")]
+pub use integrations::metrics::MetricsLog;
 pub use ladder::{BlockingSleep, ByClassify, Classifier, DefaultSleep, Ladder, Notify, Retried, Sleep, Stop};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};

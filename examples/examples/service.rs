@@ -1,11 +1,14 @@
 //! An axum server whose `/forecast` route is guarded by a circuit breaker (a tower layer,
 //! next to the error handler), and whose `/breakers` route serves the whole registry as
-//! JSON (`/breakers.txt`: as an aligned table), and `/health`: the overall status. `/` is
-//! a status page (`status.html`: one self-contained file, no external assets) polling
-//! `/status.json`: every breaker's report with its timeline drawn as SVG.
+//! JSON (`/breakers.txt`: as an aligned table), `/health`: the overall status, and
+//! `/metrics`: every registered breaker in Prometheus's text format. `/` is a status page
+//! (`status.html`: one self-contained file, no external assets) polling `/status.json`:
+//! every breaker's report with its timeline drawn as SVG.
 //!
 //! ```text
 //! cargo run -p examples --example service    # then: curl localhost:3000/health
+//! cargo run -p examples --example service -- --listen 127.0.0.1:8080 --outage
+//! curl -X DELETE localhost:8080/admin/outage # the upstream is back (POST: down again)
 //! ```
 //!
 //! `/health` answers 200 with `"status": "up"` or `"degraded"` (a breaker open or
@@ -16,20 +19,29 @@
 //! The forecast comes from a simulated upstream that answers 500 while `UPSTREAM_DOWN` is
 //! set. Three 5xx answers in a row open the breaker: the route then answers 503 at once
 //! with a `Retry-After`, without calling the upstream, until the cooldown has passed and
-//! one probe succeeds. `tests/service.rs` drives it through a real server on loopback.
+//! one probe succeeds. `tests/service.rs` drives it through a real server on loopback;
+//! `tests/prometheus.rs` has a real Prometheus server scrape it through an outage.
+//!
+//! `/metrics` publishes the registry's series (`breaker_core::metrics`, whose docs list
+//! them) at each scrape, through `metrics-exporter-prometheus` without its HTTP listener:
+//! the route renders the text itself, so the breakers' series and the service's other
+//! routes share one server and one port.
 
 use std::convert::Infallible;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::OnceLock;
 
 use axum::body::Body;
 use axum::error_handling::HandleErrorLayer;
 use axum::http::{header, Request, Response, StatusCode};
 use axum::response::{Html, IntoResponse};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::{Json, Router};
 use breaker_core::registry::{self, HealthStatus};
 use breaker_core::tower::{BoxError, CircuitBreakerLayer};
-use breaker_core::{Duration, GlobalClock, History, Outcome, Policy, Refusal, SharedBreaker};
+use breaker_core::{Duration, GlobalClock, History, MetricsLog, Outcome, Policy, Refusal, SharedBreaker};
+use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tower::{service_fn, ServiceBuilder};
 
 /// Whether the simulated upstream is down (it answers 500 then).
@@ -39,11 +51,14 @@ pub static UPSTREAM_CALLS: AtomicU32 = AtomicU32::new(0);
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
 /// The breaker in front of the upstream: a `static`, so every clone of the route's
-/// service shares it and the registry lists it, with its last 32 transitions.
-static UPSTREAM: SharedBreaker<History<32>> = SharedBreaker::with_observer(&POLICY, History::new(()));
+/// service shares it and the registry lists it, with its last 32 transitions. Its
+/// observer counts its transitions in `/metrics`.
+static UPSTREAM: SharedBreaker<History<32, MetricsLog>> =
+    SharedBreaker::with_observer(&POLICY, History::new(MetricsLog::new(NAME)));
+const NAME: &str = "forecast::upstream";
 // The registry reads the same clock as the layer: `GlobalClock` (the real clock, unless a
 // test installs a manual one).
-breaker_core::register!(UPSTREAM, "forecast::upstream", GlobalClock);
+breaker_core::register!(UPSTREAM, NAME, GlobalClock);
 
 /// The simulated upstream.
 async fn upstream(_request: Request<Body>) -> Result<Response<Body>, Infallible> {
@@ -105,8 +120,41 @@ async fn status() -> Json<serde_json::Value> {
     Json(serde_json::json!({ "status": health.status(), "breakers": breakers }))
 }
 
-/// The whole application: the guarded route, the health endpoints and the status page.
+/// The Prometheus recorder, installed by the first call (in [`app`], before any traffic,
+/// so that no transition is counted into the void).
+fn prometheus() -> &'static PrometheusHandle {
+    static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+    HANDLE.get_or_init(|| {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        if metrics::set_global_recorder(recorder).is_err() {
+            eprintln!("service: another metrics recorder is installed; /metrics shows only what reaches ours");
+        }
+        handle
+    })
+}
+
+/// `/metrics`: the registry's series, published now, in Prometheus's text format.
+async fn metrics() -> String {
+    breaker_core::metrics::publish();
+    prometheus().render()
+}
+
+/// `/admin/outage`: `POST` takes the simulated upstream down, `DELETE` brings it back.
+fn outage() -> axum::routing::MethodRouter {
+    let set = |down| {
+        move || async move {
+            UPSTREAM_DOWN.store(down, Ordering::Relaxed);
+            StatusCode::NO_CONTENT
+        }
+    };
+    post(set(true)).delete(set(false))
+}
+
+/// The whole application: the guarded route, the health endpoints, the status page, the
+/// metrics and the outage switch.
 pub fn app() -> Router {
+    prometheus();
     let forecast = ServiceBuilder::new()
         .layer(HandleErrorLayer::new(handle_error))
         .layer(CircuitBreakerLayer::new(&UPSTREAM, GlobalClock).classify(by_status))
@@ -118,14 +166,39 @@ pub fn app() -> Router {
         .route("/health", get(health))
         .route("/", get(|| async { Html(include_str!("status.html")) }))
         .route("/status.json", get(status))
+        .route("/metrics", get(metrics))
+        .route("/admin/outage", outage())
+}
+
+/// `--listen ADDR` (default `127.0.0.1:3000`) and `--outage` (start with the upstream down).
+pub fn parse_args(mut args: impl Iterator<Item = String>) -> Result<(SocketAddr, bool), String> {
+    let (mut listen, mut down) = (SocketAddr::from(([127, 0, 0, 1], 3000)), false);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--listen" => {
+                let value = args.next().ok_or("--listen needs an address, such as 127.0.0.1:8080")?;
+                listen = value
+                    .parse()
+                    .map_err(|e| format!("--listen {value:?}: {e} (expected IP:PORT)"))?;
+            }
+            "--outage" => down = true,
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    Ok((listen, down))
 }
 
 #[tokio::main(flavor = "current_thread")]
-async fn main() -> std::io::Result<()> {
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 3000)).await?;
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let (listen, down) = parse_args(std::env::args().skip(1)).unwrap_or_else(|e| {
+        eprintln!("service: {e}\nusage: service [--listen IP:PORT] [--outage]");
+        std::process::exit(2)
+    });
+    UPSTREAM_DOWN.store(down, Ordering::Relaxed);
+    let listener = tokio::net::TcpListener::bind(listen).await?;
     println!(
-        "listening on http://{}/ (try /forecast and /breakers)",
+        "listening on http://{}/ (try /forecast, /breakers and /metrics)",
         listener.local_addr()?
     );
-    axum::serve(listener, app()).await
+    Ok(axum::serve(listener, app()).await?)
 }

@@ -1,0 +1,254 @@
+//! The `metrics` feature: every registered breaker's series as a recorder receives them
+//! from `breaker_core::metrics::publish`, through a breaker's life; never-called and
+//! hand-registered breakers included, counters a shared breaker does not keep left out,
+//! the failure ratio absent below the minimum number of calls, and a quota reading.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ::metrics::{Counter, CounterFn, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
+
+use breaker_core::metrics::{publish, publish_quota};
+use breaker_core::{
+    Clock, Duration, Instant, ManualClock, MetricsLog, Outcome, Policy, QuotaGauge, QuotaPolicy, Sample, SharedBreaker,
+    WindowSize, Windowed,
+};
+
+/// A recorder that keeps the last value of every series, keyed as Prometheus prints
+/// it: `name{label="value",...}` (labels sorted).
+#[derive(Default)]
+struct Keep(Arc<Mutex<BTreeMap<String, f64>>>);
+
+struct Cell(String, Arc<Mutex<BTreeMap<String, f64>>>, AtomicU64);
+
+impl CounterFn for Cell {
+    fn increment(&self, value: u64) {
+        let v = self.2.fetch_add(value, Ordering::Relaxed) + value;
+        self.1.lock().unwrap().insert(self.0.clone(), v as f64);
+    }
+    fn absolute(&self, value: u64) {
+        let v = self.2.fetch_max(value, Ordering::Relaxed).max(value);
+        self.1.lock().unwrap().insert(self.0.clone(), v as f64);
+    }
+}
+
+impl GaugeFn for Cell {
+    fn increment(&self, _: f64) {
+        unreachable!("published gauges are set")
+    }
+    fn decrement(&self, _: f64) {
+        unreachable!("published gauges are set")
+    }
+    fn set(&self, value: f64) {
+        self.1.lock().unwrap().insert(self.0.clone(), value);
+    }
+}
+
+fn series(key: &Key) -> String {
+    let mut labels: Vec<String> = key.labels().map(|l| format!("{}=\"{}\"", l.key(), l.value())).collect();
+    labels.sort();
+    format!("{}{{{}}}", key.name(), labels.join(","))
+}
+
+impl Keep {
+    fn cell(&self, key: &Key) -> Arc<Cell> {
+        Arc::new(Cell(series(key), self.0.clone(), AtomicU64::new(0)))
+    }
+    fn get(&self, series: &str) -> Option<f64> {
+        self.0.lock().unwrap().get(series).copied()
+    }
+    fn of(&self, breaker: &str) -> Vec<String> {
+        let needle = format!("breaker=\"{breaker}\"");
+        self.0
+            .lock()
+            .unwrap()
+            .keys()
+            .filter(|k| k.contains(&needle))
+            .cloned()
+            .collect()
+    }
+}
+
+impl Recorder for Keep {
+    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
+        // Counters are kept by value in the cell: one cell per series.
+        let name = series(key);
+        let start = self.get(&name).unwrap_or(0.0) as u64;
+        let cell = self.cell(key);
+        cell.2.store(start, Ordering::Relaxed);
+        Counter::from_arc(cell)
+    }
+    fn register_gauge(&self, key: &Key, _: &Metadata<'_>) -> Gauge {
+        Gauge::from_arc(self.cell(key))
+    }
+    fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+        Histogram::noop()
+    }
+}
+
+static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
+static PLAIN: SharedBreaker<MetricsLog> = SharedBreaker::with_observer(&POLICY, MetricsLog::new("metrics-test/plain"));
+breaker_core::register!(PLAIN, "metrics-test/plain", CLOCK);
+static IDLE: SharedBreaker = SharedBreaker::new(&POLICY);
+breaker_core::register!(IDLE, "metrics-test/idle", CLOCK);
+static TWIN_A: SharedBreaker = SharedBreaker::new(&POLICY);
+static TWIN_B: SharedBreaker = SharedBreaker::new(&POLICY);
+breaker_core::register!(TWIN_A, "metrics-test/twin", CLOCK);
+breaker_core::register!(TWIN_B, "metrics-test/twin", CLOCK);
+static RATE: Policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(30)).with_min_calls(4);
+static WINDOWED: SharedBreaker<Windowed> = SharedBreaker::windowed(&RATE, Windowed::calls(()));
+breaker_core::register!(WINDOWED, "metrics-test/windowed", CLOCK);
+
+fn state_set(keep: &Keep, breaker: &str) -> [f64; 3] {
+    ["closed", "open", "half_open"].map(|s| {
+        keep.get(&format!("breaker_state{{breaker=\"{breaker}\",state=\"{s}\"}}"))
+            .unwrap()
+    })
+}
+
+#[test]
+fn a_breaker_is_published_through_its_life_with_one_state_at_a_time() {
+    let keep = Keep::default();
+    let b = "metrics-test/plain";
+    let at = || ::metrics::with_local_recorder(&keep, publish);
+    let get = |s: &str| keep.get(&s.replace("B", b));
+
+    at();
+    assert_eq!(state_set(&keep, b), [1.0, 0.0, 0.0]);
+    assert_eq!(get("breaker_open_remaining_seconds{breaker=\"B\"}"), Some(0.0));
+    assert_eq!(
+        get("breaker_calls_total{breaker=\"B\",outcome=\"rejected\"}"),
+        Some(0.0)
+    );
+    // Not kept by a shared breaker: not published as zeros.
+    assert!(
+        keep.of(b)
+            .iter()
+            .all(|s| !s.contains("success") && !s.contains("neutral")),
+        "{:?}",
+        keep.of(b)
+    );
+
+    ::metrics::with_local_recorder(&keep, || {
+        for _ in 0..2 {
+            PLAIN.try_acquire(&CLOCK).unwrap().record(Outcome::STRIKE);
+        }
+        for _ in 0..3 {
+            assert!(PLAIN.try_acquire(&CLOCK).is_err());
+        }
+    });
+    CLOCK.advance(Duration::from_secs(10));
+    at();
+    assert_eq!(state_set(&keep, b), [0.0, 1.0, 0.0]);
+    assert_eq!(get("breaker_open_remaining_seconds{breaker=\"B\"}"), Some(20.0));
+    assert_eq!(get("breaker_calls_total{breaker=\"B\",outcome=\"failure\"}"), Some(2.0));
+    assert_eq!(
+        get("breaker_calls_total{breaker=\"B\",outcome=\"rejected\"}"),
+        Some(3.0)
+    );
+    assert_eq!(get("breaker_trips_total{breaker=\"B\"}"), Some(1.0));
+    assert_eq!(
+        get("breaker_transitions_total{breaker=\"B\",from=\"closed\",to=\"open\"}"),
+        Some(1.0)
+    );
+
+    // The cooldown passes; the probe succeeds.
+    CLOCK.advance(Duration::from_secs(20));
+    let now = CLOCK.now();
+    ::metrics::with_local_recorder(&keep, || {
+        let p = PLAIN.try_acquire(&CLOCK).unwrap();
+        at();
+        assert_eq!(state_set(&keep, b), [0.0, 0.0, 1.0]);
+        p.record(Outcome::Success);
+    });
+    at();
+    assert_eq!(state_set(&keep, b), [1.0, 0.0, 0.0]);
+    assert_eq!(get("breaker_open_remaining_seconds{breaker=\"B\"}"), Some(0.0));
+    assert_eq!(get("breaker_probes_total{breaker=\"B\"}"), Some(1.0));
+    assert_eq!(
+        get("breaker_transitions_total{breaker=\"B\",from=\"open\",to=\"half_open\"}"),
+        Some(1.0)
+    );
+    assert_eq!(
+        get("breaker_transitions_total{breaker=\"B\",from=\"half_open\",to=\"closed\"}"),
+        Some(1.0)
+    );
+
+    // Forced open: no probe until a reset.
+    PLAIN.force_open(now);
+    at();
+    assert_eq!(
+        get("breaker_open_remaining_seconds{breaker=\"B\"}"),
+        Some(f64::INFINITY)
+    );
+    PLAIN.reset(now);
+    at();
+    assert_eq!(state_set(&keep, b), [1.0, 0.0, 0.0]);
+}
+
+#[test]
+fn never_called_breakers_are_published_and_shared_names_are_not() {
+    let keep = Keep::default();
+    ::metrics::with_local_recorder(&keep, publish);
+    assert_eq!(state_set(&keep, "metrics-test/idle"), [1.0, 0.0, 0.0]);
+    assert_eq!(
+        keep.get("breaker_calls_total{breaker=\"metrics-test/idle\",outcome=\"failure\"}"),
+        Some(0.0)
+    );
+    assert_eq!(keep.of("metrics-test/twin"), Vec::<String>::new());
+    // Not windowed: no window series.
+    assert!(keep
+        .of("metrics-test/idle")
+        .iter()
+        .all(|s| !s.contains("ratio") && !s.contains("window")));
+}
+
+#[test]
+fn the_failure_ratio_is_absent_below_the_minimum_number_of_calls() {
+    let keep = Keep::default();
+    let b = "metrics-test/windowed";
+    let ratio = format!("breaker_failure_ratio{{breaker=\"{b}\"}}");
+    let call = |outcome| WINDOWED.try_acquire(&CLOCK).unwrap().record(outcome);
+    call(Outcome::STRIKE);
+    call(Outcome::Success);
+    call(Outcome::Success);
+    ::metrics::with_local_recorder(&keep, publish);
+    assert_eq!(keep.get(&format!("breaker_window_calls{{breaker=\"{b}\"}}")), Some(3.0));
+    assert_eq!(keep.get(&ratio), None);
+    call(Outcome::Success);
+    ::metrics::with_local_recorder(&keep, publish);
+    assert_eq!(keep.get(&ratio), Some(0.25));
+    // No slow-call rule: no slow-call ratio.
+    assert!(keep.of(b).iter().all(|s| !s.contains("slow")));
+}
+
+#[test]
+fn a_quota_reading_is_published_with_its_light_as_a_state_set() {
+    let keep = Keep::default();
+    let mut gauge = QuotaGauge::<10>::new(QuotaPolicy::new());
+    let s = |secs: u32| Instant::from_millis(secs * 1000);
+    ::metrics::with_local_recorder(&keep, || publish_quota("q", &gauge.reading()));
+    assert_eq!(keep.of("q"), Vec::<String>::new());
+    gauge.observe(Sample::new(s(0), 4_900, 5_000));
+    ::metrics::with_local_recorder(&keep, || publish_quota("q", &gauge.reading()));
+    assert_eq!(keep.get("breaker_quota_remaining{breaker=\"q\"}"), Some(4_900.0));
+    assert_eq!(keep.get("breaker_quota_share_ratio{breaker=\"q\"}"), Some(0.98));
+    assert_eq!(keep.get("breaker_quota_exhausted_in_seconds{breaker=\"q\"}"), None);
+    gauge.observe(Sample::new(s(30), 4_100, 5_000));
+    ::metrics::with_local_recorder(&keep, || publish_quota("q", &gauge.reading()));
+    assert_eq!(
+        keep.get("breaker_quota_exhausted_in_seconds{breaker=\"q\"}"),
+        Some(153.75)
+    );
+    for (light, on) in [("green", 1.0), ("amber", 0.0), ("red", 0.0)] {
+        assert_eq!(
+            keep.get(&format!("breaker_quota_light{{breaker=\"q\",light=\"{light}\"}}")),
+            Some(on)
+        );
+    }
+}
