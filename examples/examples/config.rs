@@ -17,8 +17,7 @@ use std::sync::Arc;
 
 use breaker_core::tower::CircuitBreakerLayer;
 use breaker_core::{
-    CircuitBreaker, Classify, Clock, Duration, HealthRouter, Instant, ManualClock, Phase, Policy, RetryPolicy, Row,
-    SharedBreaker, Tool,
+    Classify, Clock, Duration, HealthRouter, Instant, ManualClock, Phase, Policy, RetryPolicy, Row, SharedBreaker, Tool,
 };
 use serde::Deserialize;
 
@@ -132,7 +131,7 @@ pub fn run(config: &Config, breakers: &Breakers, clock: &ManualClock) -> Vec<Str
 
     // After its cooldown (from the configuration), one probe closes it again.
     clock.advance(search.policy().cooldown());
-    let probe = (&**search).call(clock, || Ok::<_, Down>(()));
+    let probe = SharedBreaker::call(search, clock, || Ok::<_, Down>(()));
     lines.push(format!(
         "after {} ms: probe {}; search is {}",
         search.policy().cooldown().as_millis(),
