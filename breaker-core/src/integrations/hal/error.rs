@@ -53,6 +53,10 @@ pub enum GuardedError<E> {
         /// The address of the transaction.
         address: u16,
     },
+    /// The breaker let a half-open probe through, but the [recovery step](crate::hal::Recover)
+    /// found the peripheral still wedged: the transaction did not reach the bus, and the
+    /// probe counted as failed.
+    Unrecovered,
 }
 
 impl<E> GuardedError<E> {
@@ -100,6 +104,7 @@ impl<E: fmt::Display> fmt::Display for GuardedError<E> {
                 f,
                 "no circuit breaker is listed for address {address:#04x}: transaction not sent"
             ),
+            GuardedError::Unrecovered => f.write_str("peripheral still wedged after its recovery step: probe failed"),
         }
     }
 }
@@ -109,7 +114,7 @@ impl<E: core::error::Error + 'static> core::error::Error for GuardedError<E> {
         match self {
             GuardedError::Refused(r) => Some(r),
             GuardedError::Inner(e) => Some(e),
-            GuardedError::Unlisted { .. } => None,
+            GuardedError::Unlisted { .. } | GuardedError::Unrecovered => None,
         }
     }
 }
@@ -119,7 +124,9 @@ impl<E: i2c::Error> i2c::Error for GuardedError<E> {
     fn kind(&self) -> i2c::ErrorKind {
         match self {
             GuardedError::Inner(e) => e.kind(),
-            GuardedError::Refused(_) | GuardedError::Unlisted { .. } => i2c::ErrorKind::Other,
+            GuardedError::Refused(_) | GuardedError::Unlisted { .. } | GuardedError::Unrecovered => {
+                i2c::ErrorKind::Other
+            }
         }
     }
 }
@@ -129,7 +136,9 @@ impl<E: spi::Error> spi::Error for GuardedError<E> {
     fn kind(&self) -> spi::ErrorKind {
         match self {
             GuardedError::Inner(e) => e.kind(),
-            GuardedError::Refused(_) | GuardedError::Unlisted { .. } => spi::ErrorKind::Other,
+            GuardedError::Refused(_) | GuardedError::Unlisted { .. } | GuardedError::Unrecovered => {
+                spi::ErrorKind::Other
+            }
         }
     }
 }
@@ -139,7 +148,9 @@ impl<E: embedded_io::Error + 'static> embedded_io::Error for GuardedError<E> {
     fn kind(&self) -> embedded_io::ErrorKind {
         match self {
             GuardedError::Inner(e) => e.kind(),
-            GuardedError::Refused(_) | GuardedError::Unlisted { .. } => embedded_io::ErrorKind::Other,
+            GuardedError::Refused(_) | GuardedError::Unlisted { .. } | GuardedError::Unrecovered => {
+                embedded_io::ErrorKind::Other
+            }
         }
     }
 }

@@ -64,11 +64,12 @@ use crate::{ByErrorKind, CircuitBreaker, ClassifyHal, Clock, Outcome};
 /// ```
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Guarded<T, B, C, K = ByErrorKind> {
+pub struct Guarded<T, B, C, K = ByErrorKind, R = NoRecovery> {
     inner: T,
     breakers: B,
     clock: C,
     classify: K,
+    recover: R,
 }
 
 impl<T, B, C> Guarded<T, B, C> {
@@ -80,20 +81,43 @@ impl<T, B, C> Guarded<T, B, C> {
             breakers,
             clock,
             classify: ByErrorKind,
+            recover: NoRecovery,
         }
     }
 }
 
-impl<T, B, C, K> Guarded<T, B, C, K> {
+impl<T, B, C, K, R> Guarded<T, B, C, K, R> {
     /// The same peripheral with `classify` giving the verdicts instead: any
     /// `Fn(&Error) -> Verdict`, or a [`ClassifyHal`] of your own.
-    pub fn classify_with<K2>(self, classify: K2) -> Guarded<T, B, C, K2> {
+    pub fn classify_with<K2>(self, classify: K2) -> Guarded<T, B, C, K2, R> {
         Guarded {
             inner: self.inner,
             breakers: self.breakers,
             clock: self.clock,
             classify,
+            recover: self.recover,
         }
+    }
+
+    /// The same peripheral with a recovery step run before each half-open probe: the
+    /// breaker tripped, its cooldown passed, and before the probe reaches the bus `recover`
+    /// gets the peripheral to reset it (toggle the bus, re-initialise the controller, wait
+    /// for a sensor to boot). Any `FnMut(&mut T) -> bool` (`false`: still wedged), or a
+    /// [`Recover`] (or, for async transactions, an [`AsyncRecover`]) of your own. See
+    /// [`Recover`] for what a failed recovery does.
+    pub fn recover_with<R2>(self, recover: R2) -> Guarded<T, B, C, K, R2> {
+        Guarded {
+            inner: self.inner,
+            breakers: self.breakers,
+            clock: self.clock,
+            classify: self.classify,
+            recover,
+        }
+    }
+
+    /// The recovery step ([`NoRecovery`] unless [`Guarded::recover_with`] set one).
+    pub fn recovery(&self) -> &R {
+        &self.recover
     }
 
     /// The peripheral.
@@ -129,8 +153,14 @@ impl<T, B, C, K> Guarded<T, B, C, K> {
 
     /// The parts a transaction needs, borrowed apart.
     #[inline(always)]
-    pub(super) fn parts(&mut self) -> (&mut T, &mut B, &C, &K) {
-        (&mut self.inner, &mut self.breakers, &self.clock, &self.classify)
+    pub(super) fn parts(&mut self) -> (&mut T, &mut B, &C, &K, &mut R) {
+        (
+            &mut self.inner,
+            &mut self.breakers,
+            &self.clock,
+            &self.classify,
+            &mut self.recover,
+        )
     }
 }
 
@@ -170,19 +200,26 @@ impl<A, B: CircuitBreaker> PickBreaker<A> for B {
 /// (for a shared breaker's closed state: the state word read before and after, nothing
 /// written). `Kind` selects the classifier's table (the HAL family's error-kind type).
 #[inline(always)]
-pub(super) fn call<Kind, B, C, K, R, E>(
+pub(super) fn call<Kind, B, C, K, Rec, T, V, E>(
     mut breaker: B,
     clock: &C,
     classify: &K,
-    transaction: impl FnOnce() -> Result<R, E>,
-) -> Result<R, GuardedError<E>>
+    recover: &mut Rec,
+    inner: &mut T,
+    transaction: impl FnOnce(&mut T) -> Result<V, E>,
+) -> Result<V, GuardedError<E>>
 where
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<Kind, E>,
+    Rec: Recover<T>,
 {
     let attempt = breaker.attempt(clock).map_err(GuardedError::Refused)?;
-    match transaction() {
+    if Rec::ACTIVE && attempt.is_probe() && !recover.recover(inner) {
+        attempt.record(Outcome::STRIKE);
+        return Err(GuardedError::Unrecovered);
+    }
+    match transaction(inner) {
         Ok(v) => {
             attempt.record(Outcome::Success);
             Ok(v)
@@ -198,20 +235,27 @@ where
 /// let the call through (a HAL may start a transfer when its future is made), and the
 /// permit is held across the `.await`: dropped unanswered, a probe counts as failed.
 #[inline(always)]
-pub(super) async fn call_async<Kind, B, C, K, R, E, F>(
+pub(super) async fn call_async<'t, Kind, B, C, K, Rec, T, V, E, F>(
     mut breaker: B,
     clock: &C,
     classify: &K,
-    transaction: impl FnOnce() -> F,
-) -> Result<R, GuardedError<E>>
+    recover: &mut Rec,
+    inner: &'t mut T,
+    transaction: impl FnOnce(&'t mut T) -> F,
+) -> Result<V, GuardedError<E>>
 where
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<Kind, E>,
-    F: Future<Output = Result<R, E>>,
+    Rec: AsyncRecover<T>,
+    F: Future<Output = Result<V, E>>,
 {
     let permit = breaker.attempt(clock).map_err(GuardedError::Refused)?;
-    match transaction().await {
+    if Rec::ACTIVE && permit.is_probe() && !recover.recover(inner).await {
+        permit.record(Outcome::STRIKE);
+        return Err(GuardedError::Unrecovered);
+    }
+    match transaction(inner).await {
         Ok(v) => {
             permit.record(Outcome::Success);
             Ok(v)
@@ -220,6 +264,62 @@ where
             permit.record(Outcome::Error(classify.verdict(&e)));
             Err(GuardedError::Inner(e))
         }
+    }
+}
+
+/// A recovery step for a wedged peripheral, run by [`Guarded`] before each half-open
+/// probe (see [`Guarded::recover_with`]): some HALs leave a bus stuck after an address NACK
+/// or a bus error until the peripheral is reset, and a probe sent to a stuck peripheral
+/// only fails again.
+///
+/// `recover` returns whether the peripheral is ready. `false`: the probe counts as failed
+/// (a strike: the breaker re-opens, with its backoff), the transaction does not reach the
+/// bus, and it fails with [`GuardedError::Unrecovered`]. Calls let through while closed
+/// never run it. Any `FnMut(&mut T) -> bool` is a `Recover<T>`.
+pub trait Recover<T> {
+    /// Whether there is a step at all: `false` only for [`NoRecovery`], whose transactions
+    /// then cost what they cost without one.
+    const ACTIVE: bool = true;
+
+    /// Gets `peripheral` working again; whether it is ready for the probe.
+    fn recover(&mut self, peripheral: &mut T) -> bool;
+}
+
+impl<T, F: FnMut(&mut T) -> bool> Recover<T> for F {
+    fn recover(&mut self, peripheral: &mut T) -> bool {
+        self(peripheral)
+    }
+}
+
+/// [`Recover`] for async transactions: the step may await (a reset pin held low for a
+/// while, a sensor's boot time). Every [`Recover`] is one.
+pub trait AsyncRecover<T> {
+    /// Whether there is a step at all (see [`Recover::ACTIVE`]).
+    const ACTIVE: bool = true;
+
+    /// Gets `peripheral` working again; whether it is ready for the probe.
+    fn recover(&mut self, peripheral: &mut T) -> impl Future<Output = bool>;
+}
+
+impl<T, R: Recover<T>> AsyncRecover<T> for R {
+    const ACTIVE: bool = R::ACTIVE;
+
+    async fn recover(&mut self, peripheral: &mut T) -> bool {
+        Recover::recover(self, peripheral)
+    }
+}
+
+/// No recovery step: the default of [`Guarded`]; a probe goes straight to the bus.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct NoRecovery;
+
+impl<T> Recover<T> for NoRecovery {
+    const ACTIVE: bool = false;
+
+    #[inline(always)]
+    fn recover(&mut self, _: &mut T) -> bool {
+        true
     }
 }
 

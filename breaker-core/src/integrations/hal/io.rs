@@ -4,53 +4,55 @@
 use embedded_io::{ErrorKind, ErrorType, Read, ReadReady, Write, WriteReady};
 
 use crate::hal::guarded::{call, call_async};
-use crate::hal::{Guarded, GuardedError};
+use crate::hal::{AsyncRecover, Guarded, GuardedError, Recover};
 use crate::{CircuitBreaker, ClassifyHal, Clock};
 
-impl<T: ErrorType, B, C, K> ErrorType for Guarded<T, B, C, K>
+impl<T: ErrorType, B, C, K, R> ErrorType for Guarded<T, B, C, K, R>
 where
     T::Error: 'static,
 {
     type Error = GuardedError<T::Error>;
 }
 
-impl<T, B, C, K> Read for Guarded<T, B, C, K>
+impl<T, B, C, K, R> Read for Guarded<T, B, C, K, R>
 where
     T: Read,
     T::Error: 'static,
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
+    R: Recover<T>,
 {
     /// Reads through the breaker. The provided `read_exact` calls this until the buffer is
     /// full, so each of its reads is a call of its own, and a refusal ends it.
     #[inline]
     fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.read(buf))
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| inner.read(buf))
     }
 }
 
-impl<T, B, C, K> Write for Guarded<T, B, C, K>
+impl<T, B, C, K, R> Write for Guarded<T, B, C, K, R>
 where
     T: Write,
     T::Error: 'static,
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
+    R: Recover<T>,
 {
     /// Writes through the breaker. The provided `write_all` calls this until everything is
     /// written, so each of its writes is a call of its own, and a refusal ends it.
     #[inline]
     fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.write(buf))
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| inner.write(buf))
     }
 
     #[inline]
     fn flush(&mut self) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.flush())
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| inner.flush())
     }
 }
 
@@ -58,7 +60,7 @@ where
 /// refusal is immediate), else what the port says. A query, not a transaction: it asks
 /// the breaker's pure oracle (never taking the probe slot), and the port's error is
 /// passed on uncounted.
-impl<T, B, C, K> ReadReady for Guarded<T, B, C, K>
+impl<T, B, C, K, R> ReadReady for Guarded<T, B, C, K, R>
 where
     T: ReadReady,
     T::Error: 'static,
@@ -66,7 +68,7 @@ where
     C: Clock,
 {
     fn read_ready(&mut self) -> Result<bool, Self::Error> {
-        let (inner, breaker, clock, _) = self.parts();
+        let (inner, breaker, clock, _, _) = self.parts();
         if !breaker.would_allow(clock) {
             return Ok(true);
         }
@@ -75,7 +77,7 @@ where
 }
 
 /// Whether a `write` would return at once: as [`ReadReady`] for `Guarded` answers.
-impl<T, B, C, K> WriteReady for Guarded<T, B, C, K>
+impl<T, B, C, K, R> WriteReady for Guarded<T, B, C, K, R>
 where
     T: WriteReady,
     T::Error: 'static,
@@ -83,7 +85,7 @@ where
     C: Clock,
 {
     fn write_ready(&mut self) -> Result<bool, Self::Error> {
-        let (inner, breaker, clock, _) = self.parts();
+        let (inner, breaker, clock, _, _) = self.parts();
         if !breaker.would_allow(clock) {
             return Ok(true);
         }
@@ -91,40 +93,49 @@ where
     }
 }
 
-impl<T, B, C, K> embedded_io_async::Read for Guarded<T, B, C, K>
+impl<T, B, C, K, R> embedded_io_async::Read for Guarded<T, B, C, K, R>
 where
     T: embedded_io_async::Read,
     T::Error: 'static,
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
+    R: AsyncRecover<T>,
 {
     /// Reads through the breaker; see the blocking `read`.
     #[inline]
     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.read(buf)).await
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.read(buf)
+        })
+        .await
     }
 }
 
-impl<T, B, C, K> embedded_io_async::Write for Guarded<T, B, C, K>
+impl<T, B, C, K, R> embedded_io_async::Write for Guarded<T, B, C, K, R>
 where
     T: embedded_io_async::Write,
     T::Error: 'static,
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
+    R: AsyncRecover<T>,
 {
     /// Writes through the breaker; see the blocking `write`.
     #[inline]
     async fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.write(buf)).await
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.write(buf)
+        })
+        .await
     }
 
     #[inline]
     async fn flush(&mut self) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.flush()).await
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| inner.flush())
+            .await
     }
 }

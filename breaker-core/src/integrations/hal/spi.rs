@@ -4,87 +4,110 @@
 use embedded_hal::spi::{ErrorKind, ErrorType, Operation, SpiDevice};
 
 use crate::hal::guarded::{call, call_async};
-use crate::hal::{Guarded, GuardedError};
+use crate::hal::{AsyncRecover, Guarded, GuardedError, Recover};
 use crate::{CircuitBreaker, ClassifyHal, Clock};
 
-impl<T: ErrorType, B, C, K> ErrorType for Guarded<T, B, C, K> {
+impl<T: ErrorType, B, C, K, R> ErrorType for Guarded<T, B, C, K, R> {
     type Error = GuardedError<T::Error>;
 }
 
-impl<W, T, B, C, K> SpiDevice<W> for Guarded<T, B, C, K>
+impl<W, T, B, C, K, R> SpiDevice<W> for Guarded<T, B, C, K, R>
 where
     W: Copy + 'static,
     T: SpiDevice<W>,
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
+    R: Recover<T>,
 {
     #[inline]
     fn transaction(&mut self, operations: &mut [Operation<'_, W>]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.transaction(operations))
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.transaction(operations)
+        })
     }
 
     #[inline]
     fn read(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.read(buf))
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| inner.read(buf))
     }
 
     #[inline]
     fn write(&mut self, buf: &[W]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.write(buf))
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| inner.write(buf))
     }
 
     #[inline]
     fn transfer(&mut self, read: &mut [W], write: &[W]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.transfer(read, write))
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.transfer(read, write)
+        })
     }
 
     #[inline]
     fn transfer_in_place(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call::<ErrorKind, _, _, _, _, _>(breaker, clock, classify, || inner.transfer_in_place(buf))
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.transfer_in_place(buf)
+        })
     }
 }
 
-impl<W, T, B, C, K> embedded_hal_async::spi::SpiDevice<W> for Guarded<T, B, C, K>
+impl<W, T, B, C, K, R> embedded_hal_async::spi::SpiDevice<W> for Guarded<T, B, C, K, R>
 where
     W: Copy + 'static,
     T: embedded_hal_async::spi::SpiDevice<W>,
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<ErrorKind, T::Error>,
+    R: AsyncRecover<T>,
 {
     #[inline]
     async fn transaction(&mut self, operations: &mut [Operation<'_, W>]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.transaction(operations)).await
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.transaction(operations)
+        })
+        .await
     }
 
     #[inline]
     async fn read(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.read(buf)).await
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.read(buf)
+        })
+        .await
     }
 
     #[inline]
     async fn write(&mut self, buf: &[W]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.write(buf)).await
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.write(buf)
+        })
+        .await
     }
 
     #[inline]
     async fn transfer(&mut self, read: &mut [W], write: &[W]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.transfer(read, write)).await
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.transfer(read, write)
+        })
+        .await
     }
 
     #[inline]
     async fn transfer_in_place(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
-        let (inner, breaker, clock, classify) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _>(breaker, clock, classify, || inner.transfer_in_place(buf)).await
+        let (inner, breaker, clock, classify, recover) = self.parts();
+        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
+            inner.transfer_in_place(buf)
+        })
+        .await
     }
 }

@@ -1,0 +1,140 @@
+//! `Guarded::recover_with`: a recovery step runs before each half-open probe (never while
+//! closed), a recovered peripheral answers the probe, and a step that finds it still wedged
+//! fails the probe without reaching the bus. Blocking and async.
+
+use std::cell::Cell;
+
+use breaker_core::hal::{AsyncRecover, Guarded, GuardedError};
+use breaker_core::{Clock, Duration, Instant, ManualClock, Phase, Policy, SharedBreaker};
+use embedded_hal::i2c::{ErrorKind, ErrorType, I2c, NoAcknowledgeSource, Operation};
+use std::future::Future;
+
+/// A bus that wedges: once `wedged`, every transaction fails until `reset`.
+#[derive(Default)]
+struct WedgingBus {
+    wedged: bool,
+    /// Transactions that reached the bus.
+    reached: u32,
+    /// Resets done.
+    resets: u32,
+}
+
+impl WedgingBus {
+    fn reset(&mut self) {
+        self.wedged = false;
+        self.resets += 1;
+    }
+}
+
+impl ErrorType for WedgingBus {
+    type Error = ErrorKind;
+}
+
+impl I2c for WedgingBus {
+    fn transaction(&mut self, _: u8, _: &mut [Operation<'_>]) -> Result<(), ErrorKind> {
+        self.reached += 1;
+        if self.wedged {
+            Err(ErrorKind::NoAcknowledge(NoAcknowledgeSource::Address))
+        } else {
+            Ok(())
+        }
+    }
+}
+
+impl embedded_hal_async::i2c::I2c for WedgingBus {
+    async fn transaction(&mut self, address: u8, operations: &mut [Operation<'_>]) -> Result<(), ErrorKind> {
+        I2c::transaction(self, address, operations)
+    }
+}
+
+static POLICY: Policy = Policy::new(2, Duration::from_secs(5));
+
+#[test]
+fn the_recovery_step_runs_before_the_probe_only_and_the_probe_then_succeeds() {
+    let breaker = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut bus = Guarded::new(WedgingBus::default(), &breaker, &clock).recover_with(|bus: &mut WedgingBus| {
+        bus.reset();
+        true
+    });
+    bus.write(0x48, &[0]).unwrap();
+    bus.inner_mut().wedged = true;
+    for _ in 0..2 {
+        assert!(matches!(bus.write(0x48, &[0]), Err(GuardedError::Inner(_))));
+    }
+    assert_eq!(breaker.phase(clock.now()), Phase::Open);
+    assert!(matches!(bus.write(0x48, &[0]), Err(GuardedError::Refused(_))));
+    assert_eq!(bus.inner().resets, 0, "closed and refused calls never run the step");
+    clock.advance(Duration::from_secs(5));
+    bus.write(0x48, &[0]).unwrap(); // the probe, after the reset
+    assert_eq!((bus.inner().resets, bus.inner().reached), (1, 4));
+    assert_eq!(breaker.phase(clock.now()), Phase::Closed);
+    bus.write(0x48, &[0]).unwrap();
+    assert_eq!(bus.inner().resets, 1, "closed again: no step");
+}
+
+#[test]
+fn a_peripheral_still_wedged_fails_the_probe_without_reaching_the_bus() {
+    let breaker = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(Instant::ZERO);
+    let tries = Cell::new(0);
+    let mut bus = Guarded::new(WedgingBus::default(), &breaker, &clock).recover_with(|_: &mut WedgingBus| {
+        tries.set(tries.get() + 1);
+        false
+    });
+    bus.inner_mut().wedged = true;
+    for _ in 0..2 {
+        let _ = bus.write(0x48, &[0]);
+    }
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(bus.write(0x48, &[0]), Err(GuardedError::Unrecovered));
+    assert_eq!(
+        (tries.get(), bus.inner().reached),
+        (1, 2),
+        "the probe never reached the bus"
+    );
+    let c = breaker.counters();
+    assert_eq!(
+        (breaker.phase(clock.now()), c.trips, c.probes),
+        (Phase::Open, 2, 1),
+        "the probe failed: re-opened"
+    );
+    assert_eq!(
+        GuardedError::<ErrorKind>::Unrecovered.to_string(),
+        "peripheral still wedged after its recovery step: probe failed"
+    );
+}
+
+/// An async step: a reset that awaits (here: nothing to await, the shape is what counts).
+struct AsyncReset;
+
+impl AsyncRecover<WedgingBus> for AsyncReset {
+    async fn recover(&mut self, bus: &mut WedgingBus) -> bool {
+        bus.reset();
+        true
+    }
+}
+
+#[test]
+fn an_async_transaction_runs_an_async_step_before_the_probe() {
+    use embedded_hal_async::i2c::I2c as _;
+    let breaker = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut bus = Guarded::new(WedgingBus::default(), &breaker, &clock).recover_with(AsyncReset);
+    let run = |bus: &mut Guarded<WedgingBus, _, _, _, AsyncReset>| {
+        let mut f = std::pin::pin!(bus.write(0x48, &[0]));
+        let cx = &mut std::task::Context::from_waker(std::task::Waker::noop());
+        match f.as_mut().poll(cx) {
+            std::task::Poll::Ready(r) => r,
+            std::task::Poll::Pending => panic!("the scripted bus answers at once"),
+        }
+    };
+    bus.inner_mut().wedged = true;
+    for _ in 0..2 {
+        assert!(run(&mut bus).is_err());
+    }
+    clock.advance(Duration::from_secs(5));
+    assert_eq!(run(&mut bus), Ok(()));
+    assert_eq!(bus.inner().resets, 1);
+    assert_eq!(breaker.phase(clock.now()), Phase::Closed);
+}
