@@ -1,7 +1,9 @@
 //! What composes breakers, each through the one state machine: the fallback chain, the
-//! health router, the predictive quota gauge, the retry ladder and the failure-rate window.
+//! health router, the predictive quota gauge, the retry ladder, the failure-rate window and
+//! the table of breakers per key.
 
 pub mod chain;
+pub mod keyed;
 pub(crate) mod ladder;
 pub(crate) mod quota;
 pub(crate) mod quota_guard;

@@ -21,7 +21,7 @@ mod compose;
 mod integrations;
 
 pub use breaker::word;
-pub use compose::{chain, router, window};
+pub use compose::{chain, keyed, router, window};
 #[cfg(feature = "embedded-hal")]
 pub use integrations::hal;
 pub use integrations::registry;
@@ -49,6 +49,9 @@ pub use convert::DurationOutOfRange;
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]
 pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
+#[cfg(feature = "std")]
+pub use keyed::{KeyedBreakerMap, MapEntry};
+pub use keyed::{KeyedBreakers, KeyedEntry, KeyedTable, KeyedTicket, TableError, TableKey};
 pub use ladder::{BlockingSleep, ByClassify, Classifier, DefaultSleep, Ladder, Notify, Retried, Sleep, Stop};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
