@@ -96,9 +96,9 @@ for f in "" std macros state-file anyhow serde tower tracing embassy-time embedd
     cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}
 done
 
-step "loom model checks: the shared breaker, its failure-rate window, the fallback chain's one probe"
+step "loom model checks: the shared breaker, its failure-rate window, the fallback chain's one probe, the keyed table"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release \
-    --test loom --test loom_window --test loom_chain
+    --test loom --test loom_window --test loom_chain --test loom_keyed
 
 # ---- fuzzing ----------------------------------------------------------------------------
 step "coverage-guided fuzzing: snapshot decoder, duration grammar, attribute arguments, state machine against the model (FUZZ_SECONDS each)"

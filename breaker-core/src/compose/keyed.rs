@@ -57,7 +57,9 @@
 //! eviction on another thread or in an interrupted context, at that moment.
 //!
 //! A new entry starts closed with zeroed counters. An outcome reported for an entry
-//! evicted since its call was let through is dropped.
+//! evicted since its call was let through is dropped, and never changes the state of the
+//! key that took the slot; one reported in the very instant of the eviction may still show
+//! in that key's failure counter.
 //!
 //! # Cost
 //!
