@@ -9,8 +9,8 @@
 //!
 //! Each lookup hands out an entry ([`KeyedEntry`], [`MapEntry`]) that implements
 //! [`CircuitBreaker`], so every composite (the retry ladder, the quota guard, the tower
-//! layer, [`Guarded`](crate::Guarded)) works over it, and
-//! [`KeyedLayer`](crate::tower::KeyedLayer) puts a table in a tower stack.
+//! layer, `Guarded` with the `embedded-hal` feature) works over it, and `tower::KeyedLayer`
+//! (feature `tower`) puts a table in a tower stack.
 //!
 //! ```
 //! use breaker_core::keyed::KeyedBreakers;
@@ -153,7 +153,7 @@ impl fmt::Display for TableError {
 
 impl core::error::Error for TableError {}
 
-/// A table of breakers keyed by the caller: what [`KeyedLayer`](crate::tower::KeyedLayer)
+/// A table of breakers keyed by the caller: what `tower::KeyedLayer` (feature `tower`)
 /// takes. Implemented by `&KeyedBreakers` (keys of its [`TableKey`] type) and by
 /// `&KeyedBreakerMap` and `Arc<KeyedBreakerMap>` (any `AsRef<str>` key).
 pub trait KeyedTable<Q: ?Sized> {
