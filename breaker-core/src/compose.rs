@@ -1,9 +1,10 @@
 //! What composes breakers, each through the one state machine: the fallback chain, the
 //! health router, the predictive quota gauge, the retry ladder, the failure-rate window and
-//! the transition history.
+//! the transition history, the table of breakers per key.
 
 pub mod chain;
 pub mod history;
+pub mod keyed;
 pub(crate) mod ladder;
 pub(crate) mod quota;
 pub(crate) mod quota_guard;

@@ -22,7 +22,7 @@ mod compose;
 mod integrations;
 
 pub use breaker::word;
-pub use compose::{chain, history, router, window};
+pub use compose::{chain, history, keyed, router, window};
 #[cfg(feature = "embedded-hal")]
 pub use integrations::hal;
 #[cfg(feature = "metrics")]
@@ -57,6 +57,9 @@ pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarde
 pub use history::{History, Recent, RecentIter, MAX_HISTORY};
 #[cfg(feature = "metrics")]
 pub use integrations::metrics::MetricsLog;
+#[cfg(feature = "std")]
+pub use keyed::{KeyedBreakerMap, MapEntry};
+pub use keyed::{KeyedBreakers, KeyedEntry, KeyedTable, KeyedTicket, TableError, TableKey};
 pub use ladder::{BlockingSleep, ByClassify, Classifier, DefaultSleep, Ladder, Notify, Retried, Sleep, Stop};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};

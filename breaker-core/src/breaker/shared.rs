@@ -965,6 +965,36 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     pub(crate) fn store_core(&self, core: Core, counters: &Counters) {
         self.inner.store_core(core, counters)
     }
+
+    /// Makes this breaker as good as new for another key of a keyed table, if its state
+    /// word still is `expected` (closed with no strikes pending: the caller checked): one
+    /// compare-and-swap to closed in the next generation, so that a permit granted before
+    /// is stale; then the counters and the window are cleared. `false` if the word moved.
+    pub(crate) fn recycle(&self, expected: u64) -> bool {
+        let mut core = Core::unpack(expected);
+        core.enter(Phase::Closed);
+        core.set_step(0);
+        core.anchor = Instant::ZERO;
+        if self
+            .inner
+            .word
+            .compare_exchange(expected, core.pack(), Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return false;
+        }
+        for counter in self.inner.counts.iter() {
+            counter.store(0, Ordering::Relaxed);
+        }
+        #[cfg(not(target_os = "none"))]
+        for slot in &self.inner.fast_skips {
+            slot.store(0, Ordering::Relaxed);
+        }
+        if let Some(window) = window::of(&self.observer, self.inner.policy().rule()) {
+            window.clear(core.gen());
+        }
+        true
+    }
 }
 
 /// Adds one to a counter with one `fetch_add` (a `lock xadd` on x86-64) instead of a

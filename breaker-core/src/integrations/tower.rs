@@ -53,6 +53,9 @@
 //!   unanswered while it is the half-open probe (a timeout above this layer fired, the
 //!   client went away) counts as a failed probe at once; any other dropped call is
 //!   neutral.
+//! - **One breaker per host:** [`KeyedLayer`] takes a keyed table
+//!   ([`keyed`](crate::keyed)) and a function of the request, so that each host (or
+//!   tenant) has its own breaker and one dead host does not refuse the others.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -440,5 +443,139 @@ where
                 }))),
             },
         }
+    }
+}
+
+/// Wraps services in a [`KeyedService`]: one breaker per key of the request, from a keyed
+/// table ([`KeyedBreakers`](crate::KeyedBreakers), or a
+/// [`KeyedBreakerMap`](crate::KeyedBreakerMap) for string keys), so that one dead host
+/// does not refuse the others.
+///
+/// `key` is a function of the request, `Fn(&Req) -> Q`: for example the URI's authority.
+/// Each call looks its key up (creating its breaker on first use) and goes through that
+/// breaker exactly as through [`CircuitBreakerLayer`]'s; when the table is full of entries
+/// it may not evict, the call goes through unguarded (see
+/// [`keyed`](crate::keyed#when-the-table-is-full)).
+///
+/// ```
+/// use std::num::NonZeroUsize;
+/// use std::sync::Arc;
+/// use breaker_core::keyed::KeyedBreakerMap;
+/// use breaker_core::tower::KeyedLayer;
+/// use breaker_core::{Duration, Policy, StdClock};
+/// use tower::{service_fn, ServiceBuilder};
+///
+/// struct Request { host: String }
+///
+/// let hosts = Arc::new(KeyedBreakerMap::new(NonZeroUsize::new(256).unwrap(), Policy::new(3, Duration::from_secs(30))).unwrap());
+/// let svc = ServiceBuilder::new()
+///     .layer(KeyedLayer::new(hosts, |r: &Request| r.host.clone(), StdClock))
+///     .service(service_fn(|r: Request| async move { Ok::<_, std::io::Error>(r.host) }));
+/// # let _ = svc;
+/// ```
+#[derive(Clone, Debug)]
+pub struct KeyedLayer<T, F, C, K = ByClassify> {
+    table: T,
+    key: F,
+    clock: C,
+    classify: K,
+}
+
+impl<T, F, C> KeyedLayer<T, F, C> {
+    /// A layer guarding each call with the breaker `table` keeps for `key(&request)`
+    /// (`table`: a `&'static KeyedBreakers`, an `Arc<KeyedBreakerMap>`: any
+    /// [`KeyedTable`](crate::KeyedTable) that clones into the same table), reading
+    /// `clock`, classifying errors with [`Classify`].
+    pub const fn new(table: T, key: F, clock: C) -> Self {
+        KeyedLayer {
+            table,
+            key,
+            clock,
+            classify: ByClassify,
+        }
+    }
+}
+
+impl<T, F, C, K> KeyedLayer<T, F, C, K> {
+    /// Classifies results with `classify` instead (see [`CircuitBreakerLayer::classify`]).
+    pub fn classify<K2>(self, classify: K2) -> KeyedLayer<T, F, C, K2> {
+        KeyedLayer {
+            table: self.table,
+            key: self.key,
+            clock: self.clock,
+            classify,
+        }
+    }
+}
+
+impl<S, T: Clone, F: Clone, C: Clone, K: Clone> Layer<S> for KeyedLayer<T, F, C, K> {
+    type Service = KeyedService<S, T, F, C, K>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        KeyedService {
+            inner,
+            table: self.table.clone(),
+            key: self.key.clone(),
+            clock: self.clock.clone(),
+            classify: self.classify.clone(),
+        }
+    }
+}
+
+/// A service guarded by one breaker per key of the request: made by [`KeyedLayer`].
+/// Clones share the table.
+#[derive(Clone, Debug)]
+pub struct KeyedService<S, T, F, C, K = ByClassify> {
+    inner: S,
+    table: T,
+    key: F,
+    clock: C,
+    classify: K,
+}
+
+impl<S, T, F, C, K> KeyedService<S, T, F, C, K> {
+    /// The guarded service.
+    pub fn get_ref(&self) -> &S {
+        &self.inner
+    }
+
+    /// The table of breakers.
+    pub fn table(&self) -> &T {
+        &self.table
+    }
+}
+
+impl<S, Req, T, F, Q, C, K> Service<Req> for KeyedService<S, T, F, C, K>
+where
+    S: Service<Req>,
+    S::Error: Into<BoxError>,
+    F: Fn(&Req) -> Q,
+    T: crate::KeyedTable<Q>,
+    C: Clock + Clone,
+    K: ClassifyResult<S::Response, S::Error> + Clone,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<S::Future, T::Entry, C, K>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        let mut breaker = self.table.entry(&(self.key)(&request));
+        let state = match breaker.enter(&self.clock) {
+            Ok(ticket) => State::Called {
+                future: self.inner.call(request),
+                permit: OwnedPermit {
+                    breaker,
+                    clock: self.clock.clone(),
+                    ticket: Some(ticket),
+                },
+                classify: self.classify.clone(),
+            },
+            Err(refused) => State::Refused { refused: Some(refused) },
+        };
+        ResponseFuture { state }
     }
 }

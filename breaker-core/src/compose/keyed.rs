@@ -1,0 +1,974 @@
+//! Breakers per key in bounded memory: one breaker per upstream host, tenant or bus
+//! address, created on first use, in a table whose capacity never grows.
+//!
+//! - [`KeyedBreakers`]: `no_std`, no heap, a fixed capacity `N` (a const generic), keys
+//!   that fit 32 bits ([`TableKey`]: `u8`, `u16`, `u32`, `Ipv4Addr`), built in a `static`.
+//!   Lookups are lock-free and never wait, so an interrupt handler may use the table.
+//! - [`KeyedBreakerMap`] (feature `std`): string keys (a host name, a tenant), a capacity
+//!   chosen at run time.
+//!
+//! Each lookup hands out an entry ([`KeyedEntry`], [`MapEntry`]) that implements
+//! [`CircuitBreaker`], so every composite (the retry ladder, the quota guard, the tower
+//! layer, `Guarded` with the `embedded-hal` feature) works over it, and `tower::KeyedLayer`
+//! (feature `tower`) puts a table in a tower stack.
+//!
+//! ```
+//! use breaker_core::keyed::KeyedBreakers;
+//! use breaker_core::{CircuitBreaker, Clock, Duration, Instant, ManualClock, Outcome, Phase, Policy, SharedBreaker};
+//!
+//! static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
+//! // One breaker per tenant id, for at most 8 tenants at a time.
+//! static TENANTS: KeyedBreakers<u32, 8> = KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 8]);
+//! static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+//!
+//! for _ in 0..2 {
+//!     let mut tenant = TENANTS.entry(41);
+//!     tenant.attempt(&CLOCK).unwrap().record(Outcome::STRIKE);
+//! }
+//! // Tenant 41 is refused; tenant 42 gets a breaker of its own on first use.
+//! assert!(TENANTS.entry(41).attempt(&CLOCK).is_err());
+//! assert!(TENANTS.entry(42).attempt(&CLOCK).is_ok());
+//! assert_eq!(TENANTS.get(41).unwrap().phase(CLOCK.now()), Phase::Open);
+//! assert_eq!(TENANTS.len(), 2);
+//! ```
+//!
+//! # When the table is full
+//!
+//! A key seen for the first time takes a free slot. With none left, it takes the slot of
+//! an entry that is **closed and idle**, and only such a one:
+//!
+//! - *closed* with no strikes pending (a windowed breaker: closed, its window is
+//!   dropped). An open or half-open entry is never evicted: a fresh breaker in its place
+//!   would let the herd loose on an upstream that is down. Nor is one with strikes.
+//! - *idle*: [`KeyedBreakers`] sweeps its slots in a circle, second-chance order (the
+//!   "clock" approximation of least recently used): each slot carries a "used" mark, set
+//!   by every lookup of its key; the sweep clears a set mark and passes on, and evicts the
+//!   first closed entry whose mark is clear, so an entry looked up since the sweep last
+//!   passed it is kept. [`KeyedBreakerMap`] evicts exactly the least recently looked-up
+//!   closed entry that no handle holds (no call in flight).
+//!
+//! When no entry can be evicted, the table **refuses to create** one: the lookup answers
+//! [`TableError::Full`] through [`KeyedBreakers::try_entry`], and
+//! [`KeyedBreakers::entry`] hands out an *unguarded* entry instead, through which calls
+//! go ahead uncounted, as they would through a fresh (closed) breaker, with
+//! [`KeyedEntry::is_guarded`] `false`. The keys already held, the open ones above all,
+//! keep their breakers. [`KeyedBreakers`] answers [`TableError::Busy`] (or an unguarded
+//! entry) in the one other case where it does not wait: the key is being placed by an
+//! eviction on another thread or in an interrupted context, at that moment.
+//!
+//! A new entry starts closed with zeroed counters. An outcome reported for an entry
+//! evicted since its call was let through is dropped, and never changes the state of the
+//! key that took the slot; one reported in the very instant of the eviction may still show
+//! in that key's failure counter.
+//!
+//! # Cost
+//!
+//! A lookup hashes the key to a home slot and scans from there: a hit costs a load and a
+//! compare per slot scanned (one, when the table is far from full), and the mark's load;
+//! a call through an entry costs two loads and compares of the slot's word more than a
+//! call through a lone [`SharedBreaker`]. Evictions are serialised by a flag taken with
+//! one compare-and-swap (never waited for: a second evictor answers
+//! [`TableError::Busy`]).
+
+use core::borrow::Borrow;
+use core::fmt;
+use core::marker::PhantomData;
+
+use crate::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::layout::{Core, Ticket};
+use crate::{
+    CallTicket, CircuitBreaker, Clock, Counters, Duration, Observer, Outcome, Policy, Reason, Refused, SharedBreaker,
+    State,
+};
+
+/// A key of a [`KeyedBreakers`] table: anything that converts to 32 bits and back without
+/// loss (a bus address, a tenant id, an IPv4 address). A wider key (a host name) goes in a
+/// [`KeyedBreakerMap`], or is hashed by the caller to 32 bits (keys that collide then share
+/// a breaker).
+pub trait TableKey: Copy + Eq {
+    /// The key as 32 bits.
+    fn to_bits(self) -> u32;
+    /// The key `bits` came from ([`TableKey::to_bits`]).
+    fn from_bits(bits: u32) -> Self;
+}
+
+macro_rules! table_key {
+    ($($t:ty),*) => {$(
+        impl TableKey for $t {
+            #[inline(always)]
+            fn to_bits(self) -> u32 {
+                u32::from(self)
+            }
+            #[inline(always)]
+            fn from_bits(bits: u32) -> Self {
+                // Only ever given the bits of a key of this type.
+                bits as $t
+            }
+        }
+    )*};
+}
+table_key!(u8, u16, u32);
+
+impl TableKey for core::net::Ipv4Addr {
+    #[inline(always)]
+    fn to_bits(self) -> u32 {
+        u32::from(self)
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        core::net::Ipv4Addr::from(bits)
+    }
+}
+
+/// Why a keyed table handed out no breaker for a key (see [the module
+/// documentation](self#when-the-table-is-full)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum TableError {
+    /// Every slot holds an entry that may not be evicted (open, half-open, with strikes
+    /// pending, or in use).
+    Full,
+    /// Another caller is evicting an entry at this moment (perhaps for this very key):
+    /// the table does not wait for it.
+    Busy,
+}
+
+impl TableError {
+    /// What went wrong, as one sentence.
+    pub const fn message(self) -> &'static str {
+        match self {
+            TableError::Full => "keyed breaker table full: every entry is open, half-open, struck or in use",
+            TableError::Busy => "keyed breaker table busy: another caller is evicting an entry",
+        }
+    }
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl core::error::Error for TableError {}
+
+/// A table of breakers keyed by the caller: what `tower::KeyedLayer` (feature `tower`)
+/// takes. Implemented by `&KeyedBreakers` (keys of its [`TableKey`] type) and by
+/// `&KeyedBreakerMap` and `Arc<KeyedBreakerMap>` (any `AsRef<str>` key).
+pub trait KeyedTable<Q: ?Sized> {
+    /// What a lookup hands out: a breaker handle, possibly unguarded.
+    type Entry: CircuitBreaker + Clone;
+
+    /// The entry of `key`, created on first use; an unguarded entry when the table can
+    /// hold no more.
+    fn entry(&self, key: &Q) -> Self::Entry;
+}
+
+// ---- the fixed table ----------------------------------------------------------------
+
+/// A slot's word: the key in the high half, a version (bumped on every eviction) and the
+/// state in the low half. Zero: empty, never used.
+const EMPTY: u64 = 0;
+const READY: u64 = 1;
+const PLACING: u64 = 2;
+const STATE_MASK: u64 = 0b11;
+const VERSION_ONE: u64 = 1 << 2;
+const KEY_AND_STATE: u64 = 0xFFFF_FFFF_0000_0000 | STATE_MASK;
+/// The slot index of an unguarded entry.
+const UNGUARDED: u32 = u32::MAX;
+
+#[inline(always)]
+const fn word_of(key: u32, version_bits: u64, state: u64) -> u64 {
+    (key as u64) << 32 | (version_bits & 0xFFFF_FFFC) | state
+}
+
+#[inline(always)]
+const fn key_of(w: u64) -> u32 {
+    (w >> 32) as u32
+}
+
+/// One [`SharedBreaker`] per key, created on first use, in a table of `N` slots that
+/// lives in a `static` (no heap; see [the module documentation](self) for eviction and the
+/// answer of a full table).
+///
+/// The breakers are given to [`KeyedBreakers::new`], one per slot (`[const {
+/// SharedBreaker::new(&POLICY) }; N]`), so each slot may have its own policy and a table
+/// of windowed breakers is as easy; they share one observer type. A slot's breaker serves
+/// one key after another: read a key's breaker through the table ([`KeyedBreakers::get`],
+/// [`KeyedBreakers::iter`]), not through a reference kept from an earlier lookup.
+pub struct KeyedBreakers<K: TableKey, const N: usize, O: Observer = (), P = &'static Policy> {
+    /// Each slot's word (key, version, state): together, for a scan that stays on few
+    /// cache lines.
+    slots: [AtomicU64; N],
+    /// Each slot's "used" mark: set by lookups, cleared by the eviction sweep.
+    used: [AtomicU32; N],
+    breakers: [SharedBreaker<O, P>; N],
+    /// The eviction sweep's position (changed only by the evictor).
+    hand: AtomicU32,
+    /// Held (1) while one caller evicts.
+    evicting: AtomicU32,
+    evictions: AtomicU32,
+    _key: PhantomData<fn(K) -> K>,
+}
+
+macro_rules! keyed_init {
+    ($breakers:expr, $atomics:ident) => {
+        KeyedBreakers {
+            slots: $atomics!(AtomicU64),
+            used: $atomics!(AtomicU32),
+            breakers: $breakers,
+            hand: AtomicU32::new(0),
+            evicting: AtomicU32::new(0),
+            evictions: AtomicU32::new(0),
+            _key: PhantomData,
+        }
+    };
+}
+
+#[cfg(not(loom))]
+macro_rules! const_atomics {
+    ($t:ident) => {
+        [const { $t::new(0) }; N]
+    };
+}
+
+#[cfg(loom)]
+macro_rules! loom_atomics {
+    ($t:ident) => {
+        core::array::from_fn(|_| $t::new(0))
+    };
+}
+
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<K, N, O, P> {
+    /// A table of `N` slots, all free, with `breakers` (all closed and unused), one per
+    /// slot.
+    ///
+    /// # Panics
+    /// If `N` is 0 or above 65,536: in a `static`, a compile error.
+    #[cfg(not(loom))]
+    pub const fn new(breakers: [SharedBreaker<O, P>; N]) -> Self {
+        assert!(N > 0 && N <= 1 << 16, "a keyed breaker table holds 1 to 65536 slots");
+        keyed_init!(breakers, const_atomics)
+    }
+
+    /// [`KeyedBreakers::new`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn new(breakers: [SharedBreaker<O, P>; N]) -> Self {
+        assert!(N > 0 && N <= 1 << 16, "a keyed breaker table holds 1 to 65536 slots");
+        keyed_init!(breakers, loom_atomics)
+    }
+
+    /// The slot a key's scan starts at (a multiplicative hash, mapped onto `0..N`).
+    #[inline(always)]
+    fn home(key: u32) -> usize {
+        ((u64::from(key.wrapping_mul(0x9E37_79B9)) * N as u64) >> 32) as usize
+    }
+
+    /// The entry of `key`: its breaker, created on first use; an unguarded entry (calls go
+    /// ahead uncounted) when the table can hold no more or is busy placing it (see [the
+    /// module documentation](self#when-the-table-is-full)). Marks the entry used.
+    #[inline]
+    pub fn entry(&self, key: K) -> KeyedEntry<'_, K, N, O, P> {
+        match self.try_entry(key) {
+            Ok(entry) => entry,
+            Err(_) => KeyedEntry {
+                table: self,
+                slot: UNGUARDED,
+                word: 0,
+                key: key.to_bits(),
+            },
+        }
+    }
+
+    /// The entry of `key`, created on first use, or why there is none: the table is
+    /// [full](TableError::Full) of entries that may not be evicted, or
+    /// [busy](TableError::Busy) evicting one for another caller. Marks the entry used.
+    #[inline]
+    pub fn try_entry(&self, key: K) -> Result<KeyedEntry<'_, K, N, O, P>, TableError> {
+        let bits = key.to_bits();
+        let (slot, word) = self.find_or_claim(bits)?;
+        Ok(KeyedEntry {
+            table: self,
+            slot: slot as u32,
+            word,
+            key: bits,
+        })
+    }
+
+    /// Marks slot `i` used: a load, and a store only when the sweep cleared it.
+    #[inline(always)]
+    fn touch(&self, i: usize) {
+        if self.used[i].load(Ordering::Relaxed) == 0 {
+            self.used[i].store(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The slot holding `key` (and its word), taking a free one on first use, evicting
+    /// when none is free.
+    #[inline]
+    fn find_or_claim(&self, key: u32) -> Result<(usize, u64), TableError> {
+        let ready = word_of(key, 0, READY);
+        let mut i = Self::home(key);
+        for _ in 0..N {
+            let mut w = self.slots[i].load(Ordering::Acquire);
+            if w == EMPTY {
+                // A free slot: the key takes it with one compare-and-swap (its breaker is
+                // fresh: nothing to reset). Slots never become free again, so every
+                // caller scanning for this key meets this slot first.
+                match self.slots[i].compare_exchange(EMPTY, ready, Ordering::AcqRel, Ordering::Acquire) {
+                    Ok(_) => {
+                        self.touch(i);
+                        return Ok((i, ready));
+                    }
+                    Err(actual) => w = actual,
+                }
+            }
+            if key_of(w) == key {
+                if w & STATE_MASK == READY {
+                    self.touch(i);
+                    return Ok((i, w));
+                }
+                return Err(TableError::Busy);
+            }
+            i += 1;
+            if i == N {
+                i = 0;
+            }
+        }
+        self.evict_for(key)
+    }
+
+    /// Every slot is taken and none holds `key`: evicts a closed, idle entry for it.
+    #[cold]
+    #[inline(never)]
+    fn evict_for(&self, key: u32) -> Result<(usize, u64), TableError> {
+        if self
+            .evicting
+            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            return Err(TableError::Busy);
+        }
+        let placed = self.evict_locked(key);
+        self.evicting.store(0, Ordering::Release);
+        placed
+    }
+
+    fn evict_locked(&self, key: u32) -> Result<(usize, u64), TableError> {
+        // Placed by another evictor since this caller's scan? (Evictions are serialised by
+        // the flag, so this look is the last word: no key is placed twice.)
+        for (i, slot) in self.slots.iter().enumerate() {
+            let w = slot.load(Ordering::Acquire);
+            if key_of(w) == key && w & STATE_MASK == READY {
+                self.touch(i);
+                return Ok((i, w));
+            }
+        }
+        // Two turns of the sweep: the first clears every mark it passes, so the second
+        // finds any closed entry there is.
+        let mut hand = self.hand.load(Ordering::Relaxed) as usize % N;
+        for _ in 0..2 * N {
+            let i = hand;
+            hand = if hand + 1 == N { 0 } else { hand + 1 };
+            let w = self.slots[i].load(Ordering::Acquire);
+            if w & STATE_MASK != READY {
+                continue;
+            }
+            if self.used[i].load(Ordering::Relaxed) != 0 {
+                self.used[i].store(0, Ordering::Relaxed);
+                continue;
+            }
+            let breaker = &self.breakers[i];
+            let state = breaker.word_cell().load(Ordering::Acquire);
+            if !Core::is_hot(state) {
+                continue; // open, half-open, or strikes pending: never evicted
+            }
+            // Claim the slot for the new key, then reset its breaker (one compare-and-swap
+            // from the idle word seen: a call of the old key reported meanwhile keeps it).
+            // A caller holding the old key's entry sees the slot's word change and looks
+            // its key up again; a lookup of the new key meets "placing" and does not wait.
+            let version = (w & !KEY_AND_STATE).wrapping_add(VERSION_ONE);
+            let placing = word_of(key, version, PLACING);
+            if self.slots[i]
+                .compare_exchange(w, placing, Ordering::AcqRel, Ordering::Acquire)
+                .is_err()
+            {
+                continue;
+            }
+            if !breaker.recycle(state) {
+                self.slots[i].store(w, Ordering::Release);
+                continue;
+            }
+            let ready = word_of(key, version, READY);
+            self.slots[i].store(ready, Ordering::Release);
+            self.used[i].store(1, Ordering::Relaxed);
+            self.evictions.fetch_add(1, Ordering::Relaxed);
+            self.hand.store(hand as u32, Ordering::Relaxed);
+            return Ok((i, ready));
+        }
+        self.hand.store(hand as u32, Ordering::Relaxed);
+        Err(TableError::Full)
+    }
+
+    /// The breaker holding `key` now, if any: no entry is created, and the entry is not
+    /// marked used. For reading (a health endpoint); calls go through
+    /// [`KeyedBreakers::entry`].
+    pub fn get(&self, key: K) -> Option<&SharedBreaker<O, P>> {
+        self.slot_of(key.to_bits()).map(|i| &self.breakers[i])
+    }
+
+    fn slot_of(&self, key: u32) -> Option<usize> {
+        let ready = word_of(key, 0, READY);
+        let mut i = Self::home(key);
+        for _ in 0..N {
+            let w = self.slots[i].load(Ordering::Acquire);
+            if w == EMPTY {
+                return None;
+            }
+            if w & KEY_AND_STATE == ready {
+                return Some(i);
+            }
+            i += 1;
+            if i == N {
+                i = 0;
+            }
+        }
+        None
+    }
+
+    /// Each key the table holds, with its breaker, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (K, &SharedBreaker<O, P>)> {
+        self.slots.iter().zip(&self.breakers).filter_map(|(slot, breaker)| {
+            let w = slot.load(Ordering::Acquire);
+            (w & STATE_MASK == READY).then(|| (K::from_bits(key_of(w)), breaker))
+        })
+    }
+
+    /// The number of keys the table holds.
+    pub fn len(&self) -> usize {
+        self.slots
+            .iter()
+            .filter(|s| s.load(Ordering::Acquire) & STATE_MASK == READY)
+            .count()
+    }
+
+    /// Whether the table holds no key.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of slots, `N`.
+    pub const fn capacity(&self) -> usize {
+        N
+    }
+
+    /// How many entries have been evicted to make room (wrapping after `u32::MAX`).
+    pub fn evictions(&self) -> u32 {
+        self.evictions.load(Ordering::Relaxed)
+    }
+}
+
+impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P: Borrow<Policy>> fmt::Debug
+    for KeyedBreakers<K, N, O, P>
+{
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedTable<K> for &'t KeyedBreakers<K, N, O, P> {
+    type Entry = KeyedEntry<'t, K, N, O, P>;
+
+    #[inline]
+    fn entry(&self, key: &K) -> KeyedEntry<'t, K, N, O, P> {
+        KeyedBreakers::entry(*self, *key)
+    }
+}
+
+/// A key's entry in a [`KeyedBreakers`] table: a [`CircuitBreaker`] handle to the key's
+/// breaker (`Copy`), or an unguarded one through which calls go ahead uncounted (the table
+/// could hold no more: see [the module documentation](self#when-the-table-is-full)).
+///
+/// Look the entry up for each call (or each burst of calls): an entry kept while its key is
+/// evicted (only possible once it is closed and idle) looks its key up again at its next
+/// call.
+pub struct KeyedEntry<'t, K: TableKey, const N: usize, O: Observer = (), P = &'static Policy> {
+    table: &'t KeyedBreakers<K, N, O, P>,
+    slot: u32,
+    /// The slot's word when the key was found: any change means the key was evicted.
+    word: u64,
+    key: u32,
+}
+
+impl<K: TableKey, const N: usize, O: Observer, P> Clone for KeyedEntry<'_, K, N, O, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<K: TableKey, const N: usize, O: Observer, P> Copy for KeyedEntry<'_, K, N, O, P> {}
+
+impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P> fmt::Debug for KeyedEntry<'_, K, N, O, P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("KeyedEntry")
+            .field("key", &K::from_bits(self.key))
+            .field("guarded", &(self.slot != UNGUARDED))
+            .finish()
+    }
+}
+
+impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedEntry<'t, K, N, O, P> {
+    /// The key.
+    pub fn key(&self) -> K {
+        K::from_bits(self.key)
+    }
+
+    /// Whether calls go through a breaker of the key's own (`false`: the table could hold
+    /// no more, and calls go ahead uncounted).
+    pub fn is_guarded(&self) -> bool {
+        self.slot != UNGUARDED
+    }
+
+    /// The key's breaker, while the key holds its slot (`None` for an unguarded entry, or
+    /// once the key was evicted).
+    pub fn breaker(&self) -> Option<&'t SharedBreaker<O, P>> {
+        self.current().map(|i| &self.table.breakers[i])
+    }
+
+    /// The slot, if the key still holds it.
+    #[inline(always)]
+    fn current(&self) -> Option<usize> {
+        let i = self.slot as usize;
+        (self.slot != UNGUARDED && self.table.slots[i].load(Ordering::Acquire) == self.word).then_some(i)
+    }
+
+    /// Looks the key up again if it was evicted since this entry was handed out.
+    fn refresh(&mut self) {
+        if self.slot != UNGUARDED && self.current().is_none() {
+            *self = self.table.entry(K::from_bits(self.key));
+        }
+    }
+}
+
+/// The ticket of a [`KeyedEntry`]'s gate: the breaker's, and the slot it came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KeyedTicket {
+    ticket: Ticket,
+    slot: u32,
+    word: u64,
+}
+
+impl CallTicket for KeyedTicket {
+    #[inline(always)]
+    fn is_probe(&self) -> bool {
+        self.ticket.probe
+    }
+}
+
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> CircuitBreaker for KeyedEntry<'_, K, N, O, P> {
+    type Ticket = KeyedTicket;
+
+    #[inline]
+    fn enter<C: Clock>(&mut self, clock: &C) -> Result<KeyedTicket, Refused> {
+        loop {
+            if self.slot == UNGUARDED {
+                return Ok(KeyedTicket {
+                    ticket: Ticket { gen: 0, probe: false },
+                    slot: UNGUARDED,
+                    word: 0,
+                });
+            }
+            let i = self.slot as usize;
+            let breaker = &self.table.breakers[i];
+            let decision = breaker.acquire_ticket(clock);
+            // The slot's word after the gate: unchanged, the decision was this key's (an
+            // eviction resets the breaker after it changes the word, so a gate that saw
+            // the reset sees the change here).
+            if self.table.slots[i].load(Ordering::Acquire) == self.word {
+                let word = self.word;
+                return decision.map(|ticket| KeyedTicket {
+                    ticket,
+                    slot: self.slot,
+                    word,
+                });
+            }
+            // Evicted meanwhile: the decision was another key's; a probe taken is given
+            // back unjudged. Then the key is looked up again.
+            if let Ok(ticket) = decision {
+                if ticket.probe {
+                    breaker.report(ticket, Outcome::NEUTRAL, clock);
+                }
+            }
+            *self = self.table.entry(K::from_bits(self.key));
+        }
+    }
+
+    #[inline]
+    fn report<C: Clock>(&mut self, ticket: KeyedTicket, outcome: Outcome, clock: &C) {
+        if let Some(breaker) = self.table.ticket_breaker(&ticket) {
+            breaker.report_inline(ticket.ticket, outcome, clock);
+        }
+    }
+
+    fn abandon<C: Clock>(&mut self, ticket: KeyedTicket, clock: &C) {
+        if let Some(breaker) = self.table.ticket_breaker(&ticket) {
+            breaker.abandon(ticket.ticket, clock);
+        }
+    }
+
+    /// The key's state: a key the table does not hold (evicted, or unguarded) reads as a
+    /// fresh breaker would, closed.
+    fn state<C: Clock>(&self, clock: &C) -> State {
+        match self.table.slot_of(self.key) {
+            Some(i) => self.table.breakers[i].state(clock.now()),
+            None => State::Closed { strikes: 0 },
+        }
+    }
+
+    /// Trips the key's breaker (looked up again if it was evicted); an unguarded entry has
+    /// none, and nothing happens.
+    fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C) {
+        self.refresh();
+        if let Some(breaker) = self.breaker() {
+            breaker.trip_for(why, hold, clock.now());
+        }
+    }
+
+    /// The policy of the key's breaker (an unguarded entry: of the table's first slot).
+    fn policy(&self) -> &Policy {
+        let i = if self.slot == UNGUARDED { 0 } else { self.slot as usize };
+        self.table.breakers[i].policy()
+    }
+
+    /// The counters of the key's breaker (zero for an unguarded entry, or once evicted).
+    fn counters(&self) -> Counters {
+        self.breaker().map_or(Counters::ZERO, SharedBreaker::counters)
+    }
+}
+
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<K, N, O, P> {
+    /// The breaker a ticket's outcome goes to: `None` for an unguarded ticket, or when its
+    /// key was evicted since (the outcome is dropped).
+    #[inline(always)]
+    fn ticket_breaker(&self, ticket: &KeyedTicket) -> Option<&SharedBreaker<O, P>> {
+        let i = ticket.slot as usize;
+        (ticket.slot != UNGUARDED && self.slots[i].load(Ordering::Acquire) == ticket.word).then(|| &self.breakers[i])
+    }
+}
+
+// ---- the hosted map -----------------------------------------------------------------
+
+#[cfg(feature = "std")]
+pub use map::{KeyedBreakerMap, MapEntry, MapItem};
+
+#[cfg(feature = "std")]
+mod map {
+    use core::borrow::Borrow;
+    use core::fmt;
+    use core::num::NonZeroUsize;
+    use std::boxed::Box;
+    use std::collections::HashMap;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::{Arc, RwLock};
+    use std::vec::Vec;
+
+    use super::{KeyedTable, TableError};
+    use crate::layout::Core;
+    use crate::{
+        CircuitBreaker, Clock, Counters, Duration, Observer, Outcome, Policy, PolicyError, Reason, Refused,
+        SharedBreaker, SharedTicket, State,
+    };
+
+    /// A key with its breaker, as [`KeyedBreakerMap::snapshot`] lists them.
+    pub type MapItem<O, P> = (Box<str>, Arc<SharedBreaker<O, P>>);
+
+    struct Held<O: Observer, P> {
+        breaker: Arc<SharedBreaker<O, P>>,
+        /// The table's tick at the last lookup.
+        used: AtomicU64,
+    }
+
+    /// One [`SharedBreaker`] per string key (a host name, a tenant), created on first use,
+    /// in a map of a capacity chosen at run time (see [the module documentation](super)
+    /// for eviction and the answer of a full map).
+    ///
+    /// Lookups take a read lock (a hit is a hash of the key, an `Arc` clone and one
+    /// counter update); creating and evicting take the write lock. Every breaker gets the
+    /// map's policy, held as `P` (by default the [`Policy`] itself, copied into each).
+    /// A handle to an evicted breaker stays valid; its outcomes reach that breaker only,
+    /// and the key's next lookup creates a fresh one. The map holds at most `capacity`
+    /// breakers, plus those whose handles callers still hold.
+    ///
+    /// ```
+    /// use std::num::NonZeroUsize;
+    /// use breaker_core::keyed::KeyedBreakerMap;
+    /// use breaker_core::{CircuitBreaker, Duration, Instant, ManualClock, Outcome, Policy};
+    ///
+    /// let hosts = KeyedBreakerMap::new(NonZeroUsize::new(100).unwrap(), Policy::new(1, Duration::from_secs(10))).unwrap();
+    /// let clock = ManualClock::new(Instant::ZERO);
+    /// hosts.entry("db-1:5432").attempt(&clock).unwrap().record(Outcome::STRIKE);
+    /// assert!(hosts.entry("db-1:5432").attempt(&clock).is_err()); // open
+    /// assert!(hosts.entry("db-2:5432").attempt(&clock).is_ok());
+    /// assert_eq!(hosts.len(), 2);
+    /// ```
+    pub struct KeyedBreakerMap<O: Observer = (), P: Borrow<Policy> = Policy> {
+        entries: RwLock<HashMap<Box<str>, Held<O, P>>>,
+        capacity: usize,
+        tick: AtomicU64,
+        evictions: AtomicU64,
+        policy: P,
+        observer: Box<dyn Fn() -> O + Send + Sync>,
+    }
+
+    impl<P: Borrow<Policy> + Clone> KeyedBreakerMap<(), P> {
+        /// A map of at most `capacity` breakers following `policy`, or
+        /// [`PolicyError::NeedsWindow`] for a windowed policy (which needs a window per
+        /// breaker: [`KeyedBreakerMap::with_observer`] with a
+        /// [`Windowed`](crate::Windowed) observer).
+        pub fn new(capacity: NonZeroUsize, policy: P) -> Result<Self, PolicyError> {
+            KeyedBreakerMap::with_observer(capacity, policy, || ())
+        }
+    }
+
+    impl<O: Observer, P: Borrow<Policy> + Clone> KeyedBreakerMap<O, P> {
+        /// A map of at most `capacity` breakers following `policy`, each with the
+        /// observer `observer` makes (a [`Windowed`](crate::Windowed) one for a windowed
+        /// policy), or why the policy cannot run with it.
+        pub fn with_observer(
+            capacity: NonZeroUsize,
+            policy: P,
+            observer: impl Fn() -> O + Send + Sync + 'static,
+        ) -> Result<Self, PolicyError> {
+            // One breaker made and dropped: every later one is made the same way.
+            SharedBreaker::try_with_policy_and_observer(policy.clone(), observer())?;
+            Ok(KeyedBreakerMap {
+                entries: RwLock::new(HashMap::new()),
+                capacity: capacity.get(),
+                tick: AtomicU64::new(0),
+                evictions: AtomicU64::new(0),
+                policy,
+                observer: Box::new(observer),
+            })
+        }
+
+        fn read(&self) -> std::sync::RwLockReadGuard<'_, HashMap<Box<str>, Held<O, P>>> {
+            // Nothing panics while holding the lock; a poisoned one is still consistent.
+            self.entries.read().unwrap_or_else(|e| e.into_inner())
+        }
+
+        fn lookup(held: &Held<O, P>, tick: &AtomicU64) -> Arc<SharedBreaker<O, P>> {
+            held.used
+                .store(tick.fetch_add(1, Ordering::Relaxed) + 1, Ordering::Relaxed);
+            held.breaker.clone()
+        }
+
+        /// The breaker of `key`, created on first use, or [`TableError::Full`] when every
+        /// entry is open, half-open, struck or in use (a handle to it is held).
+        pub fn try_entry(&self, key: &str) -> Result<Arc<SharedBreaker<O, P>>, TableError> {
+            if let Some(held) = self.read().get(key) {
+                return Ok(Self::lookup(held, &self.tick));
+            }
+            let mut entries = self.entries.write().unwrap_or_else(|e| e.into_inner());
+            if let Some(held) = entries.get(key) {
+                return Ok(Self::lookup(held, &self.tick));
+            }
+            if entries.len() >= self.capacity {
+                // The least recently used entry that is closed with no strikes pending
+                // and that no handle holds (no call in flight).
+                let victim = entries
+                    .iter()
+                    .filter(|(_, h)| {
+                        Arc::strong_count(&h.breaker) == 1
+                            && Core::is_hot(h.breaker.word_cell().load(crate::atomic::Ordering::Acquire))
+                    })
+                    .min_by_key(|(_, h)| h.used.load(Ordering::Relaxed))
+                    .map(|(k, _)| k.clone());
+                match victim {
+                    Some(victim) => {
+                        entries.remove(&victim);
+                        self.evictions.fetch_add(1, Ordering::Relaxed);
+                    }
+                    None => return Err(TableError::Full),
+                }
+            }
+            let held = Held {
+                breaker: Arc::new(SharedBreaker::with_policy_and_observer(
+                    self.policy.clone(),
+                    (self.observer)(),
+                )),
+                used: AtomicU64::new(0),
+            };
+            let breaker = Self::lookup(&held, &self.tick);
+            entries.insert(key.into(), held);
+            Ok(breaker)
+        }
+
+        /// The entry of `key`: its breaker, created on first use, or an unguarded entry
+        /// (calls go ahead uncounted) when the map is full.
+        pub fn entry(&self, key: &str) -> MapEntry<O, P> {
+            match self.try_entry(key) {
+                Ok(breaker) => MapEntry(Inner::Guarded(breaker)),
+                Err(_) => MapEntry(Inner::Unguarded(self.policy.clone())),
+            }
+        }
+
+        /// The breaker holding `key` now, if any (nothing created, not marked used).
+        pub fn get(&self, key: &str) -> Option<Arc<SharedBreaker<O, P>>> {
+            self.read().get(key).map(|h| h.breaker.clone())
+        }
+
+        /// Each key the map holds, with its breaker, sorted by key.
+        pub fn snapshot(&self) -> Vec<MapItem<O, P>> {
+            let mut all: Vec<_> = self
+                .read()
+                .iter()
+                .map(|(k, h)| (k.clone(), h.breaker.clone()))
+                .collect();
+            all.sort_by(|a, b| a.0.cmp(&b.0));
+            all
+        }
+
+        /// The number of keys the map holds.
+        pub fn len(&self) -> usize {
+            self.read().len()
+        }
+
+        /// Whether the map holds no key.
+        pub fn is_empty(&self) -> bool {
+            self.len() == 0
+        }
+
+        /// The most keys the map holds.
+        pub fn capacity(&self) -> usize {
+            self.capacity
+        }
+
+        /// How many entries have been evicted to make room.
+        pub fn evictions(&self) -> u64 {
+            self.evictions.load(Ordering::Relaxed)
+        }
+    }
+
+    impl<O: Observer, P: Borrow<Policy>> fmt::Debug for KeyedBreakerMap<O, P> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            let entries = self.entries.read().unwrap_or_else(|e| e.into_inner());
+            f.debug_struct("KeyedBreakerMap")
+                .field("len", &entries.len())
+                .field("capacity", &self.capacity)
+                .finish()
+        }
+    }
+
+    impl<Q: AsRef<str>, O: Observer, P: Borrow<Policy> + Clone> KeyedTable<Q> for &KeyedBreakerMap<O, P> {
+        type Entry = MapEntry<O, P>;
+
+        fn entry(&self, key: &Q) -> MapEntry<O, P> {
+            KeyedBreakerMap::entry(self, key.as_ref())
+        }
+    }
+
+    impl<Q: AsRef<str>, O: Observer, P: Borrow<Policy> + Clone> KeyedTable<Q> for Arc<KeyedBreakerMap<O, P>> {
+        type Entry = MapEntry<O, P>;
+
+        fn entry(&self, key: &Q) -> MapEntry<O, P> {
+            KeyedBreakerMap::entry(self, key.as_ref())
+        }
+    }
+
+    enum Inner<O: Observer, P> {
+        Guarded(Arc<SharedBreaker<O, P>>),
+        Unguarded(P),
+    }
+
+    /// A key's entry in a [`KeyedBreakerMap`]: a handle to the key's breaker, or an
+    /// unguarded one through which calls go ahead uncounted (the map was full).
+    pub struct MapEntry<O: Observer = (), P: Borrow<Policy> = Policy>(Inner<O, P>);
+
+    impl<O: Observer, P: Borrow<Policy> + Clone> Clone for MapEntry<O, P> {
+        fn clone(&self) -> Self {
+            MapEntry(match &self.0 {
+                Inner::Guarded(b) => Inner::Guarded(b.clone()),
+                Inner::Unguarded(p) => Inner::Unguarded(p.clone()),
+            })
+        }
+    }
+
+    impl<O: Observer, P: Borrow<Policy>> fmt::Debug for MapEntry<O, P> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.debug_struct("MapEntry").field("guarded", &self.is_guarded()).finish()
+        }
+    }
+
+    impl<O: Observer, P: Borrow<Policy>> MapEntry<O, P> {
+        /// Whether calls go through a breaker of the key's own.
+        pub fn is_guarded(&self) -> bool {
+            matches!(self.0, Inner::Guarded(_))
+        }
+
+        /// The key's breaker (`None` for an unguarded entry).
+        pub fn breaker(&self) -> Option<&Arc<SharedBreaker<O, P>>> {
+            match &self.0 {
+                Inner::Guarded(b) => Some(b),
+                Inner::Unguarded(_) => None,
+            }
+        }
+    }
+
+    impl<O: Observer, P: Borrow<Policy>> CircuitBreaker for MapEntry<O, P> {
+        type Ticket = Option<SharedTicket>;
+
+        #[inline]
+        fn enter<C: Clock>(&mut self, clock: &C) -> Result<Option<SharedTicket>, Refused> {
+            match &mut self.0 {
+                Inner::Guarded(b) => CircuitBreaker::enter(b, clock).map(Some),
+                Inner::Unguarded(_) => Ok(None),
+            }
+        }
+        #[inline]
+        fn report<C: Clock>(&mut self, ticket: Option<SharedTicket>, outcome: Outcome, clock: &C) {
+            if let (Inner::Guarded(b), Some(t)) = (&mut self.0, ticket) {
+                CircuitBreaker::report(b, t, outcome, clock);
+            }
+        }
+        fn abandon<C: Clock>(&mut self, ticket: Option<SharedTicket>, clock: &C) {
+            if let (Inner::Guarded(b), Some(t)) = (&mut self.0, ticket) {
+                CircuitBreaker::abandon(b, t, clock);
+            }
+        }
+        /// The key's state (unguarded: closed, as a fresh breaker).
+        fn state<C: Clock>(&self, clock: &C) -> State {
+            match &self.0 {
+                Inner::Guarded(b) => CircuitBreaker::state(b, clock),
+                Inner::Unguarded(_) => State::Closed { strikes: 0 },
+            }
+        }
+        /// Trips the key's breaker (unguarded: nothing happens).
+        fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C) {
+            if let Inner::Guarded(b) = &mut self.0 {
+                CircuitBreaker::trip(b, why, hold, clock);
+            }
+        }
+        fn policy(&self) -> &Policy {
+            match &self.0 {
+                Inner::Guarded(b) => CircuitBreaker::policy(b),
+                Inner::Unguarded(p) => p.borrow(),
+            }
+        }
+        fn counters(&self) -> Counters {
+            match &self.0 {
+                Inner::Guarded(b) => CircuitBreaker::counters(b),
+                Inner::Unguarded(_) => Counters::ZERO,
+            }
+        }
+    }
+
+    impl crate::CallTicket for Option<SharedTicket> {
+        fn is_probe(&self) -> bool {
+            self.as_ref().is_some_and(crate::CallTicket::is_probe)
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests;

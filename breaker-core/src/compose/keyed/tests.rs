@@ -1,0 +1,246 @@
+use std::vec::Vec;
+
+use super::*;
+use crate::{Instant, ManualClock, Phase};
+
+static POLICY: Policy = Policy::new(2, Duration::from_secs(10));
+
+type Table = KeyedBreakers<u32, 4>;
+
+fn table() -> Table {
+    KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 4])
+}
+
+/// The keys in slot order.
+fn keys(t: &Table) -> Vec<u32> {
+    t.iter().map(|(k, _)| k).collect()
+}
+
+fn strike(t: &Table, key: u32, clock: &ManualClock) {
+    let mut e = t.entry(key);
+    assert!(e.is_guarded());
+    e.attempt(clock).unwrap().record(Outcome::STRIKE);
+}
+
+#[test]
+fn first_use_creates_one_breaker_per_key_and_a_key_keeps_it() {
+    let t = table();
+    let clock = ManualClock::new(Instant::ZERO);
+    assert!(t.is_empty());
+    let a = t.entry(7);
+    assert!(core::ptr::eq(a.breaker().unwrap(), t.entry(7).breaker().unwrap()));
+    assert!(!core::ptr::eq(a.breaker().unwrap(), t.entry(8).breaker().unwrap()));
+    assert_eq!((t.len(), t.capacity()), (2, 4));
+    strike(&t, 7, &clock);
+    strike(&t, 7, &clock);
+    assert_eq!(t.get(7).unwrap().phase(clock.now()), Phase::Open);
+    assert_eq!(t.get(8).unwrap().phase(clock.now()), Phase::Closed);
+    assert!(t.get(9).is_none());
+    assert_eq!(t.entry(7).state(&clock).phase(), Phase::Open);
+    assert_eq!(t.entry(7).counters().failures, 2);
+}
+
+#[test]
+fn a_full_table_evicts_closed_idle_entries_in_second_chance_order() {
+    let t = table();
+    for k in 1..=4 {
+        t.entry(k);
+    }
+    let order = keys(&t);
+    assert_eq!(order.len(), 4);
+    // Every entry was marked used by its lookup: the first turn of the sweep clears the
+    // marks, the second evicts the entry in slot 0.
+    let fifth = t.try_entry(5).unwrap();
+    assert_eq!(t.evictions(), 1);
+    let after: Vec<u32> = keys(&t);
+    assert_eq!(after, [5, order[1], order[2], order[3]]);
+    assert!(t.get(order[0]).is_none());
+    assert_eq!(fifth.breaker().unwrap().counters(), Counters::ZERO);
+    // The hand is at slot 1. The entry in slot 2 is looked up (marked): the next eviction
+    // takes slot 1 (not used since the sweep passed), the one after spares slot 2 and
+    // takes slot 3.
+    t.entry(order[2]);
+    t.try_entry(6).unwrap();
+    assert_eq!(keys(&t), [5, 6, order[2], order[3]]);
+    t.try_entry(7).unwrap();
+    assert_eq!(keys(&t), [5, 6, order[2], 7]);
+    assert_eq!(t.evictions(), 3);
+}
+
+#[test]
+fn open_half_open_and_struck_entries_are_never_evicted_and_a_full_table_answers_unguarded() {
+    let t = table();
+    let clock = ManualClock::new(Instant::ZERO);
+    for k in 1..=4 {
+        strike(&t, k, &clock);
+    }
+    // 1 and 2 open; 3 struck once; 4 half-open with its probe out.
+    strike(&t, 1, &clock);
+    strike(&t, 2, &clock);
+    strike(&t, 4, &clock);
+    clock.advance(Duration::from_secs(10));
+    let mut four = t.entry(4);
+    let probe = four.enter(&clock).unwrap();
+    assert!(probe.is_probe());
+    assert_eq!(t.get(4).unwrap().phase(clock.now()), Phase::HalfOpen);
+    // Two full turns of the sweep find nothing to evict.
+    for _ in 0..3 {
+        assert_eq!(t.try_entry(99).unwrap_err(), TableError::Full);
+    }
+    assert_eq!(t.evictions(), 0);
+    let mut unguarded = t.entry(99);
+    assert!(!unguarded.is_guarded());
+    assert_eq!(unguarded.key(), 99);
+    // An unguarded entry lets every call through, counting nothing.
+    for _ in 0..5 {
+        unguarded.attempt(&clock).unwrap().record(Outcome::STRIKE);
+    }
+    assert_eq!(unguarded.state(&clock), State::Closed { strikes: 0 });
+    assert_eq!(unguarded.counters(), Counters::ZERO);
+    assert!(t.get(99).is_none());
+    // The held keys kept their breakers, untouched.
+    assert_eq!(t.get(1).unwrap().phase(clock.now()), Phase::Open); // cooled down: its next call probes
+    assert_eq!(t.get(3).unwrap().state(clock.now()), State::Closed { strikes: 1 });
+    // Once the probe succeeds, 4 is closed and idle again: evictable.
+    four.report(probe, Outcome::Success, &clock);
+    assert_eq!(t.get(4).unwrap().phase(clock.now()), Phase::Closed);
+    assert!(t.try_entry(99).is_ok());
+    assert!(t.get(4).is_none());
+    assert_eq!(
+        std::string::ToString::to_string(&TableError::Full),
+        TableError::Full.message()
+    );
+}
+
+#[test]
+fn an_entry_kept_across_its_eviction_looks_its_key_up_again_and_a_stale_outcome_is_dropped() {
+    let t = KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut a = t.entry(1);
+    let ticket = a.enter(&clock).unwrap();
+    // Key 2 takes the one slot (1 is closed; its mark is cleared on the first turn).
+    let mut b = t.try_entry(2).unwrap();
+    assert!(a.breaker().is_none());
+    // A's late failure is dropped: B's breaker does not count it.
+    a.report(ticket, Outcome::TRIP, &clock);
+    assert_eq!(b.counters().failures, 0);
+    assert_eq!(b.state(&clock), State::Closed { strikes: 0 });
+    // B trips; A's next call looks key 1 up again: the table is full of an open entry,
+    // so A is unguarded, and B is not evicted.
+    b.attempt(&clock).unwrap().record(Outcome::TRIP);
+    let t1 = a.enter(&clock).unwrap();
+    assert!(!a.is_guarded());
+    a.report(t1, Outcome::TRIP, &clock);
+    assert_eq!(t.get(2).unwrap().phase(clock.now()), Phase::Open);
+    assert_eq!(t.get(2).unwrap().counters().failures, 1);
+}
+
+#[test]
+fn a_probe_taken_from_a_slot_that_changed_hands_is_given_back() {
+    // Key 1 evicted for key 2, which trips and cools down: an entry of key 1 kept from
+    // before enters the slot, sees it changed hands, and must not keep key 2's probe.
+    let t = KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut stale = t.entry(1);
+    t.try_entry(2).unwrap().attempt(&clock).unwrap().record(Outcome::TRIP);
+    clock.advance(Duration::from_secs(10));
+    let ticket = stale.enter(&clock).unwrap();
+    assert!(!stale.is_guarded());
+    assert!(!ticket.is_probe());
+    // The probe is free for key 2's own callers.
+    let mut two = t.entry(2);
+    assert!(two.enter(&clock).unwrap().is_probe());
+}
+
+#[test]
+fn concurrent_first_use_of_one_key_creates_one_breaker() {
+    static TABLE: KeyedBreakers<u32, 64> = KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 64]);
+    let slots: Vec<usize> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..8)
+            .map(|_| {
+                s.spawn(|| {
+                    let e = TABLE.try_entry(0xDEAD).unwrap();
+                    e.breaker().unwrap() as *const SharedBreaker as usize
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(slots.windows(2).all(|w| w[0] == w[1]));
+    assert_eq!(TABLE.len(), 1);
+}
+
+#[test]
+fn keys_of_every_kind_round_trip() {
+    let t = KeyedBreakers::<core::net::Ipv4Addr, 2>::new([const { SharedBreaker::new(&POLICY) }; 2]);
+    let host = core::net::Ipv4Addr::new(10, 0, 0, 7);
+    t.entry(host);
+    assert_eq!(t.iter().map(|(k, _)| k).collect::<Vec<_>>(), [host]);
+    assert_eq!(<u8 as TableKey>::from_bits(0x48u8.to_bits()), 0x48);
+    assert_eq!(<u16 as TableKey>::from_bits(0x3ffu16.to_bits()), 0x3ff);
+    assert!(std::format!("{t:?}").starts_with("{10.0.0.7: SharedBreaker"));
+}
+
+mod map {
+    use core::num::NonZeroUsize;
+
+    use super::*;
+
+    fn map(capacity: usize) -> KeyedBreakerMap {
+        KeyedBreakerMap::new(
+            NonZeroUsize::new(capacity).unwrap(),
+            Policy::new(2, Duration::from_secs(10)),
+        )
+        .unwrap()
+    }
+
+    fn names(m: &KeyedBreakerMap) -> Vec<std::string::String> {
+        m.snapshot().into_iter().map(|(k, _)| k.into()).collect()
+    }
+
+    #[test]
+    fn a_full_map_evicts_the_least_recently_used_closed_entry_no_handle_holds() {
+        let m = map(3);
+        let clock = ManualClock::new(Instant::ZERO);
+        for host in ["a", "b", "c"] {
+            m.entry(host);
+        }
+        m.entry("a"); // b is now the least recently used
+        m.entry("d");
+        assert_eq!(names(&m), ["a", "c", "d"]);
+        // c is struck, a's handle is held (a call in flight): d, the only other, goes.
+        m.entry("c").attempt(&clock).unwrap().record(Outcome::STRIKE);
+        let held = m.entry("a");
+        m.entry("e");
+        assert_eq!(names(&m), ["a", "c", "e"]);
+        // e opens; with a held and c struck, nothing can go: full.
+        for _ in 0..2 {
+            m.entry("e").attempt(&clock).unwrap().record(Outcome::STRIKE);
+        }
+        assert_eq!(m.try_entry("f").unwrap_err(), TableError::Full);
+        let mut f = m.entry("f");
+        assert!(!f.is_guarded());
+        f.attempt(&clock).unwrap().record(Outcome::STRIKE);
+        assert_eq!(f.counters(), Counters::ZERO);
+        assert_eq!(f.policy().trip(), 2);
+        // The handle dropped, a is evictable.
+        drop(held);
+        assert!(m.try_entry("f").is_ok());
+        assert_eq!(names(&m), ["c", "e", "f"]);
+        assert_eq!(m.evictions(), 3);
+        assert_eq!((m.len(), m.capacity()), (3, 3));
+    }
+
+    #[test]
+    fn a_windowed_policy_needs_a_window() {
+        let rate = Policy::failure_rate(50, crate::WindowSize::Calls(10), Duration::from_secs(5));
+        let one = NonZeroUsize::new(1).unwrap();
+        assert_eq!(
+            KeyedBreakerMap::new(one, rate).err(),
+            Some(crate::PolicyError::NeedsWindow)
+        );
+        let m = KeyedBreakerMap::with_observer(one, rate, || crate::Windowed::calls(())).unwrap();
+        let clock = ManualClock::new(Instant::ZERO);
+        assert!(m.entry("x").attempt(&clock).is_ok());
+    }
+}
