@@ -18,6 +18,8 @@ pub(crate) mod linker;
 #[cfg(feature = "std")]
 pub(crate) mod quota_log;
 pub mod registry;
+#[cfg(feature = "rtic-time")]
+pub(crate) mod rtic_clock;
 #[cfg(feature = "serde")]
 pub(crate) mod serde;
 #[cfg(feature = "state-file")]

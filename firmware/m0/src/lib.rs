@@ -33,6 +33,8 @@ use core::task::{Context, Poll, Waker};
 mod handlers;
 #[path = "../../common/scenario.rs"]
 pub mod scenario;
+#[path = "../../common/rt_embassy.rs"]
+pub mod rt;
 #[path = "../../common/semihosting.rs"]
 mod semihosting;
 #[path = "../../common/time_driver.rs"]

@@ -27,6 +27,8 @@ pub mod executor;
 mod handlers;
 #[path = "../../common/scenario.rs"]
 pub mod scenario;
+#[path = "../../common/rt_embassy.rs"]
+pub mod rt;
 #[path = "../../common/semihosting.rs"]
 mod semihosting;
 #[path = "../../common/time_driver.rs"]

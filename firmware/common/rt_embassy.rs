@@ -1,0 +1,38 @@
+//! What the scenario (`scenario.rs`) needs of its runtime, on embassy: the breaker
+//! crate, the clock its guarded functions read, and embassy-time's timers. `m3` and `m0`
+//! include this file as their `rt` module; the RTIC firmware has its own `rt`, over its
+//! monotonic, so that all three run the same scenario.
+
+use core::future::Future;
+
+pub use breaker_embedded as breaker;
+pub use breaker_embedded::Brief;
+use embassy_time::{with_timeout, Duration, Timer};
+
+/// The scenario's instants: embassy's.
+pub type Instant = embassy_time::Instant;
+
+/// The clock the scenario's guarded functions read (`clock = crate::rt::CLOCK`):
+/// embassy time, the attribute's default in breaker-embedded.
+pub static CLOCK: breaker_embedded::EmbassyClock = breaker_embedded::EmbassyClock;
+
+/// `ms` milliseconds after `epoch`.
+pub fn after(epoch: Instant, ms: u64) -> Instant {
+    Instant::from_ticks(epoch.as_ticks().saturating_add(Duration::from_millis(ms).as_ticks()))
+}
+
+/// Waits until `at`.
+pub async fn delay_until(at: Instant) {
+    Timer::at(at).await;
+}
+
+/// Waits `ms` milliseconds.
+pub async fn delay_ms(ms: u64) {
+    Timer::after_millis(ms).await;
+}
+
+/// Runs `future` for at most `ms` milliseconds: `Err(())` (and the future dropped) if it
+/// has not finished by then.
+pub async fn timeout_ms<F: Future>(ms: u64, future: F) -> Result<F::Output, ()> {
+    with_timeout(Duration::from_millis(ms), future).await.map_err(|_| ())
+}
