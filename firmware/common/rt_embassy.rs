@@ -7,7 +7,7 @@ use core::future::Future;
 
 pub use breaker_embedded as breaker;
 pub use breaker_embedded::Brief;
-use embassy_time::{with_timeout, Duration, Timer};
+use embassy_time::{with_timeout, Duration, TimeoutError, Timer};
 
 /// The scenario's instants: embassy's.
 pub type Instant = embassy_time::Instant;
@@ -17,22 +17,27 @@ pub type Instant = embassy_time::Instant;
 pub static CLOCK: breaker_embedded::EmbassyClock = breaker_embedded::EmbassyClock;
 
 /// `ms` milliseconds after `epoch`.
+#[inline]
 pub fn after(epoch: Instant, ms: u64) -> Instant {
     Instant::from_ticks(epoch.as_ticks().saturating_add(Duration::from_millis(ms).as_ticks()))
 }
 
-/// Waits until `at`.
-pub async fn delay_until(at: Instant) {
-    Timer::at(at).await;
+/// Waits until `at`. (The three waits hand back embassy's own futures: a wrapping
+/// `async fn` would add a state machine per call site to every firmware.)
+#[inline]
+pub fn delay_until(at: Instant) -> Timer {
+    Timer::at(at)
 }
 
 /// Waits `ms` milliseconds.
-pub async fn delay_ms(ms: u64) {
-    Timer::after_millis(ms).await;
+#[inline]
+pub fn delay_ms(ms: u64) -> Timer {
+    Timer::after_millis(ms)
 }
 
-/// Runs `future` for at most `ms` milliseconds: `Err(())` (and the future dropped) if it
+/// Runs `future` for at most `ms` milliseconds: an error (and the future dropped) if it
 /// has not finished by then.
-pub async fn timeout_ms<F: Future>(ms: u64, future: F) -> Result<F::Output, ()> {
-    with_timeout(Duration::from_millis(ms), future).await.map_err(|_| ())
+#[inline]
+pub fn timeout_ms<F: Future>(ms: u64, future: F) -> impl Future<Output = Result<F::Output, TimeoutError>> {
+    with_timeout(Duration::from_millis(ms), future)
 }

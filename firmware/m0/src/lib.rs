@@ -31,10 +31,10 @@ use core::task::{Context, Poll, Waker};
 
 #[path = "../../common/handlers.rs"]
 mod handlers;
-#[path = "../../common/scenario.rs"]
-pub mod scenario;
 #[path = "../../common/rt_embassy.rs"]
 pub mod rt;
+#[path = "../../common/scenario.rs"]
+pub mod scenario;
 #[path = "../../common/semihosting.rs"]
 mod semihosting;
 #[path = "../../common/time_driver.rs"]

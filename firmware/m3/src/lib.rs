@@ -25,10 +25,10 @@ pub const CORE_CLOCK_HZ: u32 = 12_500_000;
 pub mod executor;
 #[path = "../../common/handlers.rs"]
 mod handlers;
-#[path = "../../common/scenario.rs"]
-pub mod scenario;
 #[path = "../../common/rt_embassy.rs"]
 pub mod rt;
+#[path = "../../common/scenario.rs"]
+pub mod scenario;
 #[path = "../../common/semihosting.rs"]
 mod semihosting;
 #[path = "../../common/time_driver.rs"]

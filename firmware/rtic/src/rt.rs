@@ -7,6 +7,7 @@ use core::future::Future;
 pub use breaker_core as breaker;
 use breaker_core::{RticClock, State};
 use rtic_monotonics::systick::prelude::*;
+use rtic_monotonics::TimeoutError;
 
 use crate::Mono;
 
@@ -32,10 +33,10 @@ pub async fn delay_ms(ms: u64) {
     Mono::delay((ms as u32).millis()).await;
 }
 
-/// Runs `future` for at most `ms` milliseconds: `Err(())` (and the future dropped) if it
+/// Runs `future` for at most `ms` milliseconds: an error (and the future dropped) if it
 /// has not finished by then.
-pub async fn timeout_ms<F: Future>(ms: u64, future: F) -> Result<F::Output, ()> {
-    Mono::timeout_after((ms as u32).millis(), future).await.map_err(|_| ())
+pub async fn timeout_ms<F: Future>(ms: u64, future: F) -> Result<F::Output, TimeoutError> {
+    Mono::timeout_after((ms as u32).millis(), future).await
 }
 
 /// A breaker state in a log line (breaker-core's own defmt format; `breaker-embedded`
