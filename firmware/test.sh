@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs both firmwares on QEMU: `cargo test --release` in m3 (Cortex-M3, embassy
-# executor) and m0 (Cortex-M0, no compare-and-swap), i.e. each package's smoke
-# test, its outage test and its instruction counts (`icount`, checked against recorded
-# figures), and m3's retry-ladder and hal tests (a driver crate over a guarded bus), then
-# the size report (`size.sh`). Exits non-zero on
+# Runs the firmwares on QEMU: `cargo test --release` in m3 (Cortex-M3, embassy
+# executor), m0 (Cortex-M0, no compare-and-swap) and rtic (Cortex-M3, RTIC v2), i.e.
+# each package's outage test, m3's and m0's smoke tests and instruction counts
+# (`icount`, checked against recorded figures), and m3's retry-ladder, hal, chain and
+# quota tests, then the size report (`size.sh`). Exits non-zero on
 # any failure: a wrong figure in a firmware, a panic or fault, a firmware still
 # running after $FIRMWARE_TIMEOUT seconds (default 120), formatting machinery
 # pulled in by the breaker code, or the breaker code over its size budget on m3.
@@ -28,7 +28,7 @@ if ((${#missing[@]})); then
     exit 2
 fi
 
-for fw in m3 m0; do
+for fw in m3 m0 rtic; do
     printf '\n--> firmware/%s: cargo test --release\n' "$fw"
     (cd "$fw" && cargo test --release)
 done

@@ -51,7 +51,7 @@ fi
 # ---- style ------------------------------------------------------------------------------
 step "cargo fmt --check"
 cargo fmt --all --check
-for fw in firmware/m3 firmware/m0 fuzz; do (cd "$fw" && cargo fmt --check); done
+for fw in firmware/m3 firmware/m0 firmware/rtic fuzz; do (cd "$fw" && cargo fmt --check); done
 
 step "cargo clippy --all-targets -D warnings"
 cargo clippy --workspace --all-targets --features demos/state-file -- -D warnings

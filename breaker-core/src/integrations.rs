@@ -20,6 +20,8 @@ pub mod metrics;
 #[cfg(feature = "std")]
 pub(crate) mod quota_log;
 pub mod registry;
+#[cfg(feature = "rtic-time")]
+pub(crate) mod rtic_clock;
 #[cfg(feature = "serde")]
 pub(crate) mod serde;
 #[cfg(feature = "state-file")]

@@ -57,6 +57,8 @@ pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarde
 pub use history::{History, Recent, RecentIter, MAX_HISTORY};
 #[cfg(feature = "metrics")]
 pub use integrations::metrics::MetricsLog;
+#[cfg(feature = "rtic-time")]
+pub use integrations::rtic_clock::{MonotonicMillis, RticClock};
 #[cfg(feature = "std")]
 pub use keyed::{KeyedBreakerMap, MapEntry};
 pub use keyed::{KeyedBreakers, KeyedEntry, KeyedTable, KeyedTicket, TableError, TableKey};

@@ -1,8 +1,9 @@
-//! The outage scenario both firmwares run (`m3` and `m0` include this file as their
-//! `scenario` module): a flaky radio and a flaky I2C-style sensor, simulated with
+//! The outage scenario every firmware runs (`m3`, `m0` and `rtic` include this file as
+//! their `scenario` module, each with an `rt` module for its runtime's timers and clock:
+//! `rt_embassy.rs` for the first two): a flaky radio and a flaky I2C-style sensor, simulated with
 //! scripted outage windows, each guarded by a `#[circuit_breaker]` async function of
-//! its own policy; a timeline of [`TICKS`] calls, one every [`TICK_MS`] ms of embassy
-//! time; and the figures the run must produce, checked by [`check`].
+//! its own policy; a timeline of [`TICKS`] calls, one every [`TICK_MS`] ms of the
+//! runtime's time; and the figures the run must produce, checked by [`check`].
 //!
 //! With the firmware's `no-breakers` feature the two functions are compiled without the
 //! attribute (same bodies, no breaker), which is how `firmware/size.sh` measures what
@@ -22,13 +23,13 @@
 use core::ops::Range;
 
 #[cfg(not(feature = "no-breakers"))]
-use breaker_embedded::{circuit_breaker, registry};
-use breaker_embedded::{Brief, Classify, Phase, Refused, State, Verdict};
-use embassy_time::{with_timeout, Duration, Instant, Timer};
+use crate::rt::breaker::{circuit_breaker, registry};
+use crate::rt::breaker::{Classify, Phase, Refused, State, Verdict};
+use crate::rt::{self, Brief, Instant};
 
 /// Calls per device in the timeline.
 pub const TICKS: usize = 20;
-/// Time between two calls, in milliseconds of embassy time.
+/// Time between two calls, in milliseconds.
 pub const TICK_MS: u64 = 100;
 /// How long the caller waits for a sensor reading before it gives up (and drops the call).
 pub const SENSOR_TIMEOUT_MS: u64 = 50;
@@ -123,11 +124,11 @@ mod reached {
 /// `breaker radio: opened (strikes), cooling down 350 ms` and so on.
 #[cfg_attr(
     not(feature = "no-breakers"),
-    circuit_breaker(name = "radio", trip = 3, cooldown = "350ms", log)
+    circuit_breaker(name = "radio", trip = 3, cooldown = "350ms", clock = crate::rt::CLOCK, log)
 )]
 pub async fn radio_send(tick: u32, frame: &[u8]) -> Result<usize, RadioError> {
     reached::bump(&reached::RADIO);
-    Timer::after_millis(2).await;
+    rt::delay_ms(2).await;
     if RADIO_NACKS.contains(&tick) {
         return Err(RadioError::Nack);
     }
@@ -150,12 +151,13 @@ pub async fn radio_send(tick: u32, frame: &[u8]) -> Result<usize, RadioError> {
         backoff = 2,
         max_cooldown = "2s",
         probes = 2,
+        clock = crate::rt::CLOCK,
         log
     )
 )]
 pub async fn read_sensor(tick: u32) -> Result<u16, SensorError> {
     reached::bump(&reached::SENSOR);
-    Timer::after_millis(1).await;
+    rt::delay_ms(1).await;
     if SENSOR_HANGS.contains(&tick) {
         // The sensor stretches the clock for ever: this future never completes.
         core::future::pending::<()>().await;
@@ -258,7 +260,7 @@ fn state_of(name: &str) -> State {
         Ok(entry) => entry.state(),
         // Unreachable with the attribute in place; a made-up state makes `check` fail.
         Err(_) => State::Open {
-            remaining: breaker_embedded::Duration::MAX,
+            remaining: rt::breaker::Duration::MAX,
             forced: true,
         },
     }
@@ -272,18 +274,14 @@ fn state_of(_name: &str) -> State {
 
 /// The time of tick `tick` of a timeline that starts at `epoch`.
 fn at_tick(epoch: Instant, tick: u32) -> Instant {
-    Instant::from_ticks(
-        epoch
-            .as_ticks()
-            .saturating_add(Duration::from_millis(TICK_MS * u64::from(tick)).as_ticks()),
-    )
+    rt::after(epoch, TICK_MS * u64::from(tick))
 }
 
 /// Runs the radio's timeline from `epoch`: one frame per tick.
 pub async fn run_radio(epoch: Instant) -> Run {
     let mut run = Run::new(RADIO);
     for tick in 0..TICKS as u32 {
-        Timer::at(at_tick(epoch, tick)).await;
+        rt::delay_until(at_tick(epoch, tick)).await;
         let seen = match radio_send(tick, b"telemetry").await {
             Ok(_) => Seen::Worked,
             Err(RadioError::Refused(_)) => Seen::Refused,
@@ -300,8 +298,8 @@ pub async fn run_radio(epoch: Instant) -> Run {
 pub async fn run_sensor(epoch: Instant) -> Run {
     let mut run = Run::new(SENSOR);
     for tick in 0..TICKS as u32 {
-        Timer::at(at_tick(epoch, tick)).await;
-        let seen = match with_timeout(Duration::from_millis(SENSOR_TIMEOUT_MS), read_sensor(tick)).await {
+        rt::delay_until(at_tick(epoch, tick)).await;
+        let seen = match rt::timeout_ms(SENSOR_TIMEOUT_MS, read_sensor(tick)).await {
             Ok(Ok(_)) => Seen::Worked,
             Ok(Err(SensorError::Refused(_))) => Seen::Refused,
             // A NACK, a fault, or no answer in time (the call's future was dropped).

@@ -10,8 +10,12 @@
 //! of an [`embassy_time_queue_utils::Queue`]. The queue needs no executor: a `block_on`
 //! that polls after every interrupt drives timers as well as embassy's executor does.
 //!
-//! QEMU's timers follow the host's wall clock, so time on the emulator is only roughly
-//! right; keep timing assertions loose.
+//! The runner (`firmware/qemu-run.sh`) runs QEMU with `-icount shift=0,sleep=off`: the
+//! virtual clock SysTick counts advances one nanosecond per instruction executed and
+//! jumps to the next deadline while the core waits in `WFI`. Time on the emulator is
+//! then the firmware's own, the same in every run whatever the host's load; without
+//! `-icount` it follows the host's wall clock, loses ticks on a loaded host, and no
+//! timing assertion can be trusted.
 
 use core::cell::Cell;
 use core::task::Waker;
@@ -130,6 +134,19 @@ pub fn delay_ms(ms: u64) {
     let until = now_millis() + ms + 1;
     while now_millis() < until {
         cortex_m::asm::wfi();
+    }
+}
+
+/// Executes `2 * iterations` instructions (a `subs`/`bne` loop) and returns: under the
+/// runner's `-icount shift=0`, exactly `2 * iterations` nanoseconds of virtual time,
+/// what the smoke tests compare embassy time with.
+pub fn spin(iterations: u32) {
+    if iterations == 0 {
+        return;
+    }
+    // SAFETY: counts a register down to zero; touches no memory and no stack.
+    unsafe {
+        core::arch::asm!("2:", "subs r0, #1", "bne 2b", inout("r0") iterations => _, options(nomem, nostack));
     }
 }
 

@@ -31,6 +31,8 @@ use core::task::{Context, Poll, Waker};
 
 #[path = "../../common/handlers.rs"]
 mod handlers;
+#[path = "../../common/rt_embassy.rs"]
+pub mod rt;
 #[path = "../../common/scenario.rs"]
 pub mod scenario;
 #[path = "../../common/semihosting.rs"]

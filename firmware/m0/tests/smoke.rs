@@ -3,9 +3,10 @@
 //! verdict (a failed check panics, and the panic handler exits with failure).
 //!
 //! Checks: defmt logging, 64-bit atomics through portable-atomic on a core
-//! without compare-and-swap, and the SysTick clock (delays never short,
-//! roughly on time, and in step with the host's clock, i.e. the assumed core
-//! clock is right).
+//! without compare-and-swap, and the SysTick clock (delays never short, and on
+//! time) following the instructions executed (the runner's `-icount shift=0`: one
+//! nanosecond each), so the assumed core clock is right and no run depends on the
+//! host's load.
 #![no_std]
 #![no_main]
 
@@ -13,9 +14,8 @@ use cortex_m_rt::entry;
 use firmware_m0 as fw;
 use portable_atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// How many 100 ms samples may follow when the clock fell behind the host's over the
-/// rounds (a loaded host starves the emulator now and then).
-const SAMPLES: u32 = 10;
+/// Iterations of the two-instruction loop the clock check runs: 10 ms of virtual time.
+const SPIN_ITERATIONS: u32 = 5_000_000;
 
 #[entry]
 fn main() -> ! {
@@ -31,7 +31,7 @@ fn main() -> ! {
     let peripherals = cortex_m::Peripherals::take().expect("peripherals taken once");
     fw::time_driver::init(peripherals.SYST);
 
-    let host_start = fw::host_millis().expect("semihosting SYS_CLOCK");
+    let host_start = fw::host_millis();
     let start = fw::time_driver::now_millis();
     for (round, ms) in [30, 70, 100, 100].into_iter().enumerate() {
         let before = fw::time_driver::now_millis();
@@ -39,38 +39,31 @@ fn main() -> ! {
         let slept = fw::time_driver::now_millis() - before;
         defmt::info!("round {=usize}: slept {} ms", round + 1, slept);
         assert!(slept >= ms, "delay returned early");
-        assert!(slept <= ms + 50, "delay far too long");
+        // `delay_ms` waits one tick more (the current one is partly gone), and virtual
+        // time stands still while the core works, so it wakes in the tick it is due.
+        assert!(slept <= ms + 2, "delay too long");
     }
     let elapsed = fw::time_driver::now_millis() - start;
-    let host_elapsed = fw::host_millis().expect("semihosting SYS_CLOCK") - host_start;
-    defmt::info!(
-        "done after {} ms of clock time, {} ms of host time",
-        elapsed,
-        host_elapsed
+    defmt::info!("done after {} ms of clock time", elapsed);
+    assert!((300..=308).contains(&elapsed), "elapsed clock time out of bounds");
+
+    // 10,000,000 instructions are 10 ms of virtual time; SysTick, counting the core clock
+    // this package assumes, must say so. A wrong core clock skews it; so does a run
+    // without the runner's `-icount`, where the loop takes however long the host takes.
+    let before = fw::time_driver::now_millis();
+    fw::time_driver::spin(SPIN_ITERATIONS);
+    let spun = fw::time_driver::now_millis() - before;
+    defmt::info!("10,000,000 instructions took {} ms of clock time", spun);
+    assert!(
+        (10..=11).contains(&spun),
+        "the clock does not follow the instructions executed"
     );
 
-    assert!((300..600).contains(&elapsed), "elapsed clock time out of bounds");
-    // A wrong core-clock assumption would skew the clock against the host's 4x, in every
-    // interval. A starved emulator (a loaded host) loses SysTick interrupts, so the clock
-    // can fall behind in some intervals, never run ahead: it must never run ahead 2x, and
-    // keep pace (within 2x and the host's coarse clock) over the rounds or, failing that,
-    // over one of a few shorter samples.
-    assert!(host_elapsed * 2 >= elapsed, "clock runs ahead of the host's clock");
-    let mut in_step = host_elapsed <= elapsed * 2 + 50;
-    for _ in 0..SAMPLES {
-        if in_step {
-            break;
-        }
-        let host_start = fw::host_millis().expect("semihosting SYS_CLOCK");
-        let start = fw::time_driver::now_millis();
-        fw::time_driver::delay_ms(100);
-        let elapsed = fw::time_driver::now_millis() - start;
-        let host_elapsed = fw::host_millis().expect("semihosting SYS_CLOCK") - host_start;
-        defmt::info!("sample: {} ms of clock time, {} ms of host time", elapsed, host_elapsed);
-        assert!(host_elapsed * 2 >= elapsed, "clock runs ahead of the host's clock");
-        in_step = host_elapsed <= elapsed * 2 + 20;
+    // The host's clock is only reported: with `sleep=off` idle virtual time takes no host
+    // time, and a loaded host makes everything else slower.
+    if let (Some(from), Some(to)) = (host_start, fw::host_millis()) {
+        defmt::info!("the test took {} ms of host time", to.saturating_sub(from));
     }
-    assert!(in_step, "clock fell behind the host's clock in every sample");
 
     defmt::info!("smoke test passed");
     fw::exit_success()

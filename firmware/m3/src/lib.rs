@@ -8,6 +8,8 @@
 //!   `defmt-print`) and a defmt timestamp in milliseconds of embassy time;
 //! - an embassy-time driver on SysTick ([`time_driver`]); call
 //!   [`time_driver::init`] once before using timers;
+//! - a thread-mode embassy executor that sleeps with `WFI` ([`executor::run`]), which
+//!   every program's `#[cortex_m_rt::entry]` starts;
 //! - a panic handler and fault handlers that log and end the run with failure;
 //! - exit helpers ([`exit_success`], [`exit_failure`]) that end the QEMU run
 //!   with exit status 0 or 1, and the host's clock ([`host_millis`]).
@@ -20,8 +22,11 @@
 /// configures the PLL), which SysTick counts.
 pub const CORE_CLOCK_HZ: u32 = 12_500_000;
 
+pub mod executor;
 #[path = "../../common/handlers.rs"]
 mod handlers;
+#[path = "../../common/rt_embassy.rs"]
+pub mod rt;
 #[path = "../../common/scenario.rs"]
 pub mod scenario;
 #[path = "../../common/semihosting.rs"]

@@ -90,7 +90,12 @@ fn nb_iot(tick: usize) -> Outcome {
 
 const EXPECTED_ROUTES: &[u8; TICKS] = b"LLLLLNNNXPPLLNNNNPPL";
 
-#[embassy_executor::main]
+#[cortex_m_rt::entry]
+fn entry() -> ! {
+    fw::executor::run(|spawner| spawner.must_spawn(main(spawner)))
+}
+
+#[embassy_executor::task]
 async fn main(_spawner: Spawner) {
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         fw::exit_failure()

@@ -255,7 +255,12 @@ async fn through_the_attribute() -> bool {
     ok
 }
 
-#[embassy_executor::main]
+#[cortex_m_rt::entry]
+fn entry() -> ! {
+    fw::executor::run(|spawner| spawner.must_spawn(main(spawner)))
+}
+
+#[embassy_executor::task]
 async fn main(_spawner: Spawner) {
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         fw::exit_failure()

@@ -18,7 +18,12 @@ use embassy_executor::Spawner;
 use firmware_m3 as fw;
 use fw::scenario::{self, EXPECTED_RADIO, EXPECTED_SENSOR};
 
-#[embassy_executor::main]
+#[cortex_m_rt::entry]
+fn entry() -> ! {
+    fw::executor::run(|spawner| spawner.must_spawn(main(spawner)))
+}
+
+#[embassy_executor::task]
 async fn main(spawner: Spawner) {
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         fw::exit_failure()

@@ -116,7 +116,12 @@ struct Run {
     over_budget: u32,
 }
 
-#[embassy_executor::main]
+#[cortex_m_rt::entry]
+fn entry() -> ! {
+    fw::executor::run(|spawner| spawner.must_spawn(main(spawner)))
+}
+
+#[embassy_executor::task]
 async fn main(_spawner: Spawner) {
     let Some(peripherals) = cortex_m::Peripherals::take() else {
         fw::exit_failure()

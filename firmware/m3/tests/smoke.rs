@@ -3,8 +3,9 @@
 //! verdict (a failed check panics, and the panic handler exits with failure).
 //!
 //! Checks: defmt logging, the executor running two tasks concurrently, the
-//! SysTick time driver (timers never early, roughly on time, and embassy time
-//! in step with the host's clock, i.e. the assumed core clock is right).
+//! SysTick time driver (timers never early and on time), and embassy time following
+//! the instructions executed (the runner's `-icount shift=0`: one nanosecond each), so
+//! the assumed core clock is right and no run depends on the host's load.
 #![no_std]
 #![no_main]
 
@@ -14,9 +15,8 @@ use embassy_executor::Spawner;
 use embassy_time::{Duration, Instant, Timer};
 use firmware_m3 as fw;
 
-/// How many 100 ms samples may follow when embassy time fell behind the host's clock over
-/// the tasks' run (a loaded host starves the emulator now and then).
-const SAMPLES: u32 = 10;
+/// Iterations of the two-instruction loop the clock check runs: 10 ms of virtual time.
+const SPIN_ITERATIONS: u32 = 5_000_000;
 
 /// Number of [`sleeper`] tasks that are done.
 static FINISHED: AtomicU32 = AtomicU32::new(0);
@@ -37,17 +37,24 @@ async fn sleeper(name: &'static str, period_ms: u64, rounds: u32) {
             slept.as_millis()
         );
         assert!(slept >= period, "timer fired early");
-        assert!(slept <= period + Duration::from_millis(50), "timer fired far too late");
+        // Virtual time stands still while a task runs (a few thousand instructions are
+        // microseconds), so a timer wakes its task in the tick it is due.
+        assert!(slept <= period + Duration::from_millis(1), "timer fired late");
     }
     FINISHED.fetch_add(1, Ordering::Release);
 }
 
-#[embassy_executor::main]
+#[cortex_m_rt::entry]
+fn entry() -> ! {
+    fw::executor::run(|spawner| spawner.must_spawn(main(spawner)))
+}
+
+#[embassy_executor::task]
 async fn main(spawner: Spawner) {
     let peripherals = cortex_m::Peripherals::take().expect("peripherals taken once");
     fw::time_driver::init(peripherals.SYST);
 
-    let host_start = fw::host_millis().expect("semihosting SYS_CLOCK");
+    let host_start = fw::host_millis();
     let start = Instant::now();
     spawner.must_spawn(sleeper("a", 30, 5)); // 150 ms
     spawner.must_spawn(sleeper("b", 70, 4)); // 280 ms
@@ -55,46 +62,29 @@ async fn main(spawner: Spawner) {
         Timer::after_millis(5).await;
     }
     let elapsed = start.elapsed().as_millis();
-    let host_elapsed = fw::host_millis().expect("semihosting SYS_CLOCK") - host_start;
-    defmt::info!(
-        "tasks done after {} ms of embassy time, {} ms of host time",
-        elapsed,
-        host_elapsed
+    defmt::info!("tasks done after {} ms of embassy time", elapsed);
+    // The tasks ran concurrently: the total is the longer task (and this loop's 5 ms
+    // step), not the sum.
+    assert!((280..=285).contains(&elapsed), "elapsed embassy time out of bounds");
+
+    // 10,000,000 instructions are 10 ms of virtual time; SysTick, counting the core clock
+    // this package assumes, must say so. A wrong core clock skews it (a 50 MHz assumption
+    // on the 12.5 MHz core would read 2 or 3 ms); so does a run without the runner's
+    // `-icount`, where the loop takes however long the host takes.
+    let before = Instant::now();
+    fw::time_driver::spin(SPIN_ITERATIONS);
+    let spun = before.elapsed().as_millis();
+    defmt::info!("10,000,000 instructions took {} ms of embassy time", spun);
+    assert!(
+        (10..=11).contains(&spun),
+        "embassy time does not follow the instructions executed"
     );
 
-    // The tasks ran concurrently: the total is the longer task, not the sum.
-    assert!((280..600).contains(&elapsed), "elapsed embassy time out of bounds");
-    // A wrong core-clock assumption would skew embassy time against the host's clock 4x,
-    // in every interval. A starved emulator (a loaded host) loses SysTick interrupts, so
-    // embassy time can fall behind in some intervals, never run ahead: it must never run
-    // ahead 2x, and keep pace (within 2x and the host's coarse clock) over the tasks'
-    // run or, failing that, over one of a few shorter samples.
-    assert!(
-        host_elapsed * 2 >= elapsed,
-        "embassy time runs ahead of the host's clock"
-    );
-    let mut in_step = host_elapsed <= elapsed * 2 + 50;
-    for _ in 0..SAMPLES {
-        if in_step {
-            break;
-        }
-        let host_start = fw::host_millis().expect("semihosting SYS_CLOCK");
-        let start = Instant::now();
-        Timer::after_millis(100).await;
-        let elapsed = start.elapsed().as_millis();
-        let host_elapsed = fw::host_millis().expect("semihosting SYS_CLOCK") - host_start;
-        defmt::info!(
-            "sample: {} ms of embassy time, {} ms of host time",
-            elapsed,
-            host_elapsed
-        );
-        assert!(
-            host_elapsed * 2 >= elapsed,
-            "embassy time runs ahead of the host's clock"
-        );
-        in_step = host_elapsed <= elapsed * 2 + 20;
+    // The host's clock is only reported: with `sleep=off` idle virtual time takes no host
+    // time, and a loaded host makes everything else slower.
+    if let (Some(from), Some(to)) = (host_start, fw::host_millis()) {
+        defmt::info!("the test took {} ms of host time", to.saturating_sub(from));
     }
-    assert!(in_step, "embassy time fell behind the host's clock in every sample");
 
     defmt::info!("smoke test passed");
     fw::exit_success()
