@@ -148,18 +148,34 @@ pub fn check_fn(sig: &Signature, errors: &mut Errors) -> Option<Shape> {
             nameable: !mentions_impl(ty.to_token_stream()),
         }),
         None => {
-            errors.push(syn::Error::new_spanned(
-                ty,
-                format!(
+            let message = match &**ty {
+                // A path with generic arguments may be an alias the attribute cannot see through.
+                Type::Path(p)
+                    if p.path.segments.last().is_some_and(|s| {
+                        !s.arguments.is_empty() && !WELL_KNOWN.iter().any(|known| s.ident == known)
+                    }) =>
+                {
+                    format!(
+                    "`#[circuit_breaker]` needs a function that returns `Result<T, E>`, found `{}`: if it is a type alias of a `Result`, write the `Result<T, E>` out, or give the alias a name ending in `Result` (such as `AppResult<T>`), which the attribute takes as one",
+                        type_text(ty),
+                    )
+                }
+                _ => format!(
                     "`#[circuit_breaker]` needs a function that returns `Result<T, E>`, found `{}`: the breaker counts `Err` as a failure and returns `Err(E::from(Refused))` when it refuses; return `Result<{}, E>` instead",
                     type_text(ty),
                     type_text(ty),
                 ),
-            ));
+            };
+            errors.push(syn::Error::new_spanned(ty, message));
             None
         }
     }
 }
+
+/// Generic types of the standard library that are never an alias of a `Result`.
+const WELL_KNOWN: [&str; 10] = [
+    "Option", "Vec", "Box", "Rc", "Arc", "Cow", "HashMap", "BTreeMap", "Pin", "Poll",
+];
 
 /// `Some(span of E)` if `ty` is written as a path ending in `Result` (`Result<T, E>`,
 /// `core::result::Result<T, E>`, or an alias such as `io::Result<T>`).
@@ -169,7 +185,9 @@ fn result_error_span(ty: &Type) -> Option<Span> {
         return None;
     }
     let last = path.path.segments.last()?;
-    if last.ident != "Result" {
+    // `Result`, or an alias named like one (`io::Result<T>`, `AppResult<T>`): the
+    // attribute cannot see through an alias, so it goes by the name.
+    if !last.ident.to_string().ends_with("Result") {
         return None;
     }
     let error = match &last.arguments {

@@ -82,3 +82,23 @@ fn trips_refuses_probes_and_closes() {
     entry.reset();
     assert_eq!(fetch(Ok(0)), Ok(1));
 }
+
+/// An alias named like a `Result` is taken as one (the attribute cannot see through it).
+type UpstreamResult<T> = Result<T, UpstreamError>;
+
+#[circuit_breaker(trip = 1, cooldown = "4s", clock = CLOCK, name = "sync::aliased")]
+fn aliased(up: bool) -> UpstreamResult<u32> {
+    if up {
+        Ok(7)
+    } else {
+        Err(UpstreamError::Unavailable)
+    }
+}
+
+#[test]
+fn a_result_alias_is_a_result() {
+    assert_eq!(aliased(true), Ok(7));
+    assert_eq!(aliased(false), Err(UpstreamError::Unavailable));
+    assert!(matches!(aliased(true), Err(UpstreamError::Refused(_))));
+    assert_eq!(registry::get("sync::aliased").unwrap().state().phase(), Phase::Open);
+}
