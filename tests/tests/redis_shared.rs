@@ -216,8 +216,14 @@ fn async_calls_share_the_breaker() {
         return;
     };
     static POLICY: Policy = Policy::new(2, Duration::from_millis(50));
+    // The cooldown runs on a shared manual clock: a loaded host that takes longer than it
+    // to settle the replicas must not end it early.
+    static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(1_000));
     let key = unique_key("async");
-    let (a, b) = (link(&url, config()), link(&url, config()));
+    let (a, b) = (
+        link(&url, config().shared_clock(&CLOCK)),
+        link(&url, config().shared_clock(&CLOCK)),
+    );
     let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -231,7 +237,7 @@ fn async_calls_share_the_breaker() {
             ra.call_async(async { Ok::<_, Down>(()) }).await,
             Err(CallError::Refused(_))
         ));
-        tokio::time::sleep(StdDuration::from_millis(60)).await;
+        CLOCK.advance(Duration::from_millis(50));
         // The cooldown is over: the async gate awaits Redis for the probe.
         let p = rb.acquire_async().await.unwrap();
         assert!(p.is_probe() && !p.is_local());
