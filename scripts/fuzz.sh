@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing (libFuzzer, through cargo-fuzz) of the snapshot decoder, the
-# attribute's duration grammar and its argument parser, and the state machine against the
-# reference model, on the stable toolchain. Installs
+# attribute's duration grammar and its argument parser, the state machine against the
+# reference model, the Redis link's value decoder, the state file reader and the serde
+# forms of policies and snapshots, on the stable toolchain. Installs
 # cargo-fuzz when missing, builds every target once, then runs each for a bounded time
 # from its committed corpus. A crash (a panic, or a disagreement with a target's oracle)
 # fails the run; the input that caused it is kept under fuzz/artifacts/<target>/ and its
@@ -13,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 
 SECONDS_EACH="${FUZZ_SECONDS:-60}"
-ALL_TARGETS=(snapshot_decode duration attribute_args state_machine)
+ALL_TARGETS=(snapshot_decode duration attribute_args state_machine redis_value state_file serde_forms)
 TARGETS=("${@:-${ALL_TARGETS[@]}}")
 
 # `--sanitizer none` is what lets cargo-fuzz build on stable: it then passes only stable

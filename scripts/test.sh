@@ -119,8 +119,9 @@ RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core -
     --test loom --test loom_window --test loom_chain --test loom_history --test loom_keyed
 
 # ---- fuzzing ----------------------------------------------------------------------------
-step "coverage-guided fuzzing: snapshot decoder, duration grammar, attribute arguments, state machine against the model (FUZZ_SECONDS each)"
-bash scripts/fuzz.sh
+# Seven targets at 35 s each: about four minutes of fuzzing in all.
+step "coverage-guided fuzzing: snapshot decoder, duration grammar, attribute arguments, state machine against the model, Redis value, state file, serde forms (FUZZ_SECONDS each, 35 s here)"
+FUZZ_SECONDS="${FUZZ_SECONDS:-35}" bash scripts/fuzz.sh
 
 # ---- no_std -----------------------------------------------------------------------------
 step "no_std builds for thumb targets"

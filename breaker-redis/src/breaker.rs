@@ -69,6 +69,10 @@ pub(crate) struct Binding {
 pub(crate) struct LinkSide {
     /// The Redis word the mirror last agreed with.
     pub base: Option<u64>,
+    /// The word of this replica's last write to Redis that never answered (the connection
+    /// failed with it out): Redis may hold it without anyone else having moved. Cleared
+    /// when the breaker is shared again.
+    pub in_doubt: Option<u64>,
     /// The bad value last reported, so each is reported once.
     pub reported: Option<ValueError>,
     /// Something was reported since the breaker was last shared: its resynchronisation is

@@ -164,7 +164,9 @@ pub enum Resync {
     /// Redis had no value (restarted without persistence, or the key was deleted): it took
     /// this replica's.
     Created,
-    /// Nobody changed Redis's value while apart: it took this replica's local history.
+    /// Nobody changed Redis's value while apart (it holds the word this replica last
+    /// shared, or the one its own unanswered last write sent): it took this replica's
+    /// local history.
     Pushed,
     /// Redis moved on while apart: this replica took Redis's state.
     Adopted,

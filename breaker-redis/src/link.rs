@@ -425,12 +425,14 @@ impl Worker {
                             }
                         },
                         Err(e) => {
+                            lock(&binding.side).in_doubt = Some(base);
                             self.go_down(&e);
                             return None;
                         }
                     }
                 }
                 Err(e) => {
+                    lock(&binding.side).in_doubt = Some(step.word());
                     self.go_down(&e);
                     return None;
                 }
@@ -448,7 +450,18 @@ impl Worker {
         for _ in 0..CAS_TRIES {
             let now = self.now();
             let local = binding.mirror.word();
-            let base = lock(&binding.side).base;
+            let (base, in_doubt) = {
+                let side = lock(&binding.side);
+                (side.base, side.in_doubt)
+            };
+            // Redis holding the word of this replica's own write that never answered has
+            // not moved: that write's operation is in the local history too (a call that
+            // got no answer decided locally, an outcome not swapped in was applied locally).
+            let base = if found.is_some() && found == in_doubt {
+                found
+            } else {
+                base
+            };
             let tripped = if binding.is_shared() {
                 None
             } else {
@@ -461,6 +474,12 @@ impl Worker {
                 // lost the key), it takes the local word, probe slot and all.
                 return;
             }
+            // The word this join writes, in doubt if the connection fails with it out.
+            let writing = match plan {
+                Plan::Push { .. } => Some(local),
+                Plan::Trip { why, at } => found.map(|f| binding.mirror.step_word(f, WordOp::Trip(why), at).word()),
+                Plan::Adopt => None,
+            };
             let joined = match plan {
                 Plan::Push { expected, how } if expected == Some(local) => Ok(Ok((local, how, None))),
                 Plan::Push { expected, how } => {
@@ -503,12 +522,21 @@ impl Worker {
                     };
                     continue;
                 }
-                Err(e) => return self.go_down(&e),
+                Err(e) => {
+                    if writing.is_some() {
+                        lock(&binding.side).in_doubt = writing;
+                    }
+                    return self.go_down(&e);
+                }
             };
             if let Some(step) = step {
                 binding.mirror.account(&step);
             }
-            lock(&binding.side).base = Some(want);
+            {
+                let mut side = lock(&binding.side);
+                side.base = Some(want);
+                side.in_doubt = None;
+            }
             binding.go_shared();
             let current = binding.mirror.word();
             if current != want {

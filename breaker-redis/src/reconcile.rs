@@ -8,7 +8,10 @@
 //! - Redis has no value (restarted without persistence, key deleted): Redis takes the
 //!   local word ([`Resync::Created`]); the first replica back writes it, the others find it.
 //! - Redis still holds `base`: nobody moved while apart, so the local history is the only
-//!   one and Redis takes it ([`Resync::Pushed`]).
+//!   one and Redis takes it ([`Resync::Pushed`]). So too when Redis holds the word of this
+//!   replica's own last write that never answered (a reply lost, a server frozen with the
+//!   write in its socket that ran it later): the write's operation is in the local
+//!   history as well, so nobody else moved.
 //! - Redis moved on: the replicas that stayed connected decided with the fleet's evidence,
 //!   and this one takes their word ([`Resync::Adopted`]), with one exception: if this
 //!   replica's breaker tripped while apart and is still cooling down, while Redis is closed, the

@@ -21,8 +21,8 @@
 //!
 //! # Oracles
 //!
-//! [`snapshot_spec`] and [`duration_spec`] are written from the documentation of the
-//! format and of the grammar, without calling the code under test, so that a target can
+//! [`snapshot_spec`], [`redis_value_spec`] and [`duration_spec`] are written from the
+//! documentation of the formats and of the grammar, without calling the code under test, so that a target can
 //! decide what the right answer is, not only that there was one. The state machine's
 //! oracle is the `tests` crate's reference model ([`model`], written from the behaviour
 //! spec), run against both breakers by [`differential`].
@@ -41,7 +41,14 @@ pub mod validate;
 pub mod window;
 
 pub mod duration_spec;
+pub mod redis_value_spec;
 pub mod snapshot_spec;
+
+// The Redis link's value format, compiled from `breaker-redis`'s file (it needs only
+// `breaker_core::Policy` and `crc32fast`), so that the target does not build the Redis
+// client.
+#[path = "../../breaker-redis/src/value.rs"]
+pub mod redis_value;
 
 // The reference model of the single breaker and the driver that runs it against
 // `Breaker` and `SharedBreaker`, compiled from the `tests` crate's files at the same

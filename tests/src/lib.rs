@@ -2,14 +2,18 @@
 //! README, so that its examples run as doctests, and what the tests share: the reference
 //! model of the breaker ([`model`]) and the driver that runs it against both breakers
 //! ([`differential`]), the number of cases a property test runs ([`cases`]),
-//! the private Redis server the Redis tests start ([`redis_server`]) and the scenario of the
-//! replica processes ([`replica`]).
+//! the private Redis server the Redis tests start ([`redis_server`]), the fault-injecting
+//! proxy they put in front of it ([`fault_proxy`]), the scenario of the replica
+//! processes ([`replica`]) and the states the state-file writer process saves
+//! ([`state_file`]).
 #![doc = include_str!("../../README.md")]
 
 pub mod differential;
+pub mod fault_proxy;
 pub mod model;
 pub mod redis_server;
 pub mod replica;
+pub mod state_file;
 
 /// How many cases a property test runs: `default`, or fewer if the `PROPTEST_CASES`
 /// environment variable caps it lower (mutation testing does, for speed).

@@ -73,8 +73,9 @@ pub fn required() -> bool {
     std::env::var("BREAKER_REDIS_REQUIRED").is_ok_and(|v| v == "1")
 }
 
-/// The port of a loopback `redis://host:port/db` URL, for the `PING` of [`shared_url`].
-fn url_port(url: &str) -> Option<u16> {
+/// The port of a loopback `redis://host:port/db` URL (for the `PING` of [`shared_url`],
+/// and to put a proxy in front of the server).
+pub fn url_port(url: &str) -> Option<u16> {
     let rest = url.strip_prefix("redis://")?;
     let authority = rest.split('/').next()?;
     let host_port = authority.rsplit('@').next()?;
@@ -166,6 +167,27 @@ impl RedisServer {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Freezes the server (`SIGSTOP`): connections stay open and requests are taken in
+    /// by the kernel, but nothing is answered until [`RedisServer::resume`].
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server run again (`SIGCONT`): it answers what it was sent meanwhile.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("the server is running");
+        let status = Command::new("kill")
+            .arg(signal)
+            .arg(child.id().to_string())
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run kill {signal}: {e}"));
+        assert!(status.success(), "kill {signal} {} failed: {status}", child.id());
     }
 
     /// Starts it again on the same port, empty.

@@ -198,3 +198,96 @@ fn async_serial_timeouts_trip_and_the_refusal_ends_write_all() {
     serial.script.done();
     assert_eq!(serial.script.log, ["read", "write", "flush", "read", "write"]);
 }
+
+/// The user's classifier decides an async transaction's verdict, as it does a blocking
+/// one's (`hal_i2c.rs`'s `a_classifier_replaces_the_kind_table`): here a classifier that
+/// inverts the default table for each family, so that a verdict taken from anywhere but
+/// the classifier shows in the counters.
+#[test]
+fn an_async_transaction_takes_its_verdict_from_the_users_classifier() {
+    use breaker_core::{ByErrorKind, Verdict};
+    use embedded_hal::spi::ErrorKind as SpiKind;
+
+    // I2C: a data NACK (a strike by default) is neutral, an overrun (neutral by default)
+    // trips at once.
+    static POLICY: Policy = Policy::new(3, Duration::from_secs(1));
+    static SENSOR: SharedBreaker = SharedBreaker::new(&POLICY);
+    static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    let inverted = |e: &ErrorKind| match e {
+        ErrorKind::NoAcknowledge(_) => Verdict::Neutral,
+        ErrorKind::Overrun => Verdict::Trip,
+        other => ByErrorKind::i2c(*other),
+    };
+    let i2c = Mock::new(&[
+        Transaction::write(0x48, vec![1]).with_error(ErrorKind::NoAcknowledge(NoAcknowledgeSource::Data)),
+        Transaction::write(0x48, vec![1]).with_error(NACK),
+        Transaction::write(0x48, vec![1]).with_error(ErrorKind::Overrun),
+    ]);
+    let mut bus = Guarded::new(i2c, &SENSOR, &CLOCK).classify_with(inverted);
+    block_on(async {
+        for _ in 0..2 {
+            assert!(bus.write(0x48, &[1]).await.unwrap_err().inner().is_some());
+            assert_eq!(SENSOR.state(CLOCK.now()), State::Closed { strikes: 0 });
+        }
+        assert_eq!(
+            bus.write(0x48, &[1]).await,
+            Err(GuardedError::Inner(ErrorKind::Overrun))
+        );
+    });
+    assert_eq!(SENSOR.phase(CLOCK.now()), Phase::Open);
+    // (A shared breaker counts neither calls nor neutral outcomes.)
+    let c = SENSOR.counters();
+    assert_eq!((c.failures, c.trips), (1, 1));
+    bus.into_inner().done();
+
+    // SPI: a mode fault holds the breaker open for a minute, past its 1 s cooldown.
+    static FLASH: SharedBreaker = SharedBreaker::new(&POLICY);
+    let hold = |e: &SpiKind| match e {
+        SpiKind::ModeFault => Verdict::TripFor(Duration::from_secs(60)),
+        other => ByErrorKind::spi(*other),
+    };
+    let mut spi = Guarded::new(hal_mock::Spi::new(&[Err(SpiKind::ModeFault)]), &FLASH, &CLOCK).classify_with(hold);
+    block_on(async {
+        assert_eq!(spi.write(&[1]).await, Err(GuardedError::Inner(SpiKind::ModeFault)));
+    });
+    assert_eq!(
+        FLASH.state(CLOCK.now()),
+        State::Open {
+            remaining: Duration::from_secs(60),
+            forced: false
+        }
+    );
+    spi.into_inner().done();
+
+    // Serial: a timeout (a strike by default) is neutral, so four of them leave the
+    // modem closed; permission denied (a trip by default) is a strike.
+    static MODEM: SharedBreaker = SharedBreaker::new(&POLICY);
+    let lenient = |e: &IoKind| match e {
+        IoKind::TimedOut => Verdict::Neutral,
+        IoKind::PermissionDenied => Verdict::Strike,
+        other => ByErrorKind::io(*other),
+    };
+    let script = [
+        Err(IoKind::TimedOut),
+        Err(IoKind::TimedOut),
+        Err(IoKind::TimedOut),
+        Err(IoKind::TimedOut),
+        Err(IoKind::PermissionDenied),
+    ];
+    let mut port = Guarded::new(hal_mock::Serial::new(&script), &MODEM, &CLOCK).classify_with(lenient);
+    block_on(async {
+        let mut buf = [0; 3];
+        assert_eq!(port.read(&mut buf).await, Err(GuardedError::Inner(IoKind::TimedOut)));
+        assert_eq!(port.write(b"AT").await, Err(GuardedError::Inner(IoKind::TimedOut)));
+        assert_eq!(port.flush().await, Err(GuardedError::Inner(IoKind::TimedOut)));
+        assert_eq!(port.read(&mut buf).await, Err(GuardedError::Inner(IoKind::TimedOut)));
+        assert_eq!(
+            port.write(b"AT").await,
+            Err(GuardedError::Inner(IoKind::PermissionDenied))
+        );
+    });
+    assert_eq!(MODEM.state(CLOCK.now()), State::Closed { strikes: 1 });
+    let c = MODEM.counters();
+    assert_eq!((c.failures, c.trips), (1, 0));
+    port.into_inner().script.done();
+}

@@ -17,14 +17,27 @@ impl Classify for Down {}
 
 type Events = Arc<Mutex<Vec<LinkEvent>>>;
 
-/// A link whose reports are kept.
+/// The timeout of the paused-server test's link.
+const TIMEOUT_MS: u64 = 200;
+
+/// What a call may wait past the timeout before it counts as held by Redis: the thread
+/// scheduling of a loaded host, many times over (the wait is reported either way).
+const MARGIN: StdDuration = StdDuration::from_secs(2);
+
+/// The longest any wait of these tests may take before it counts as a hang.
+const HANG: StdDuration = StdDuration::from_secs(60);
+
+/// A link whose reports are kept, and that reads Redis only when asked (`refresh`, a gate
+/// transition, an outcome to swap in): no refresh or reconnection of its own races the
+/// test's steps (which replica meets a restarted Redis first, whether the link or a call
+/// finds a paused one first), so each step is the test's, on a host however loaded.
 fn link(url: &str, timeout_ms: u64) -> (RedisLink, Events) {
     let events: Events = Arc::default();
     let kept = events.clone();
     let config = Config::new()
         .timeout(StdDuration::from_millis(timeout_ms))
-        .refresh(StdDuration::from_millis(50))
-        .retry(StdDuration::from_millis(50))
+        .refresh(StdDuration::from_secs(3600))
+        .retry(StdDuration::from_secs(3600))
         .log(move |e| {
             eprintln!("test link: {e}");
             kept.lock().unwrap().push(e.clone());
@@ -76,10 +89,9 @@ fn an_unreachable_redis_leaves_a_working_local_breaker_and_one_report() {
     assert!(probe.is_probe() && probe.is_local());
     probe.success();
     assert_eq!(b.phase(), Phase::Closed);
-    assert!(
-        started.elapsed() < StdDuration::from_secs(2),
-        "calls waited on an unreachable Redis"
-    );
+    // Had each of these 1,005 calls waited the link's timeout, they would have taken
+    // minutes.
+    assert!(started.elapsed() < HANG / 6, "calls waited on an unreachable Redis");
     l.refresh();
     l.refresh();
     assert_eq!(
@@ -97,44 +109,62 @@ fn a_paused_redis_never_holds_a_call_past_the_timeout() {
     };
     static POLICY: Policy = Policy::new(1, Duration::from_millis(50)).with_probe_lease(Duration::from_secs(10));
     let server = RedisServer::start(binary);
-    let (l, events) = link(&server.url(), 200);
+    // The link reads Redis only when the test refreshes it (its own refresh could meet the
+    // paused server first and send the breaker apart before the call is made).
+    let (l, events) = link(&server.url(), TIMEOUT_MS);
     let b = l.breaker("breaker-test:paused", &POLICY);
     assert!(b.is_shared());
     let _ = fail(&b);
     l.refresh();
     assert_eq!(b.phase(), Phase::Open);
-    std::thread::sleep(StdDuration::from_millis(60));
+    let cooling = StdInstant::now();
+    while !b.would_allow() {
+        assert!(cooling.elapsed() < HANG, "the cooldown never ended");
+        std::thread::sleep(StdDuration::from_millis(5));
+    }
 
-    // Redis stops answering for 1.5 s; the cooldown is over, so the next call is a gate
+    // Redis is frozen (SIGSTOP) until the test resumes it, after the call: a call that
+    // waited for its answer would hang. The cooldown is over, so the call is a gate
     // transition: it waits for Redis at most the timeout, then the local breaker decides.
-    let _: () = redis::cmd("CLIENT")
-        .arg(&["PAUSE", "1500", "ALL"])
-        .query(&mut raw(&server.url()))
-        .unwrap();
+    server.pause();
     let asked = StdInstant::now();
     let probe = b.try_acquire().expect("the local breaker grants the probe");
     let waited = asked.elapsed();
-    assert!(probe.is_local(), "decided locally");
+    assert!(probe.is_probe() && probe.is_local(), "decided locally");
+    eprintln!("the call waited {waited:?} for a frozen Redis (timeout {TIMEOUT_MS} ms)");
     assert!(
-        waited < StdDuration::from_millis(200 + 150),
-        "the call waited {waited:?} for a paused Redis (timeout 200 ms)"
+        waited < StdDuration::from_millis(TIMEOUT_MS) + MARGIN,
+        "the call waited {waited:?} for a frozen Redis (timeout {TIMEOUT_MS} ms)"
     );
+    // The link's own round trip times out too: it reports the outage once.
+    let down = StdInstant::now();
+    while l.is_connected() {
+        assert!(down.elapsed() < HANG, "the link never gave up on a frozen Redis");
+        std::thread::sleep(StdDuration::from_millis(5));
+    }
+    // Whichever timed out first (the call: `Slow`; the link: it answered the call
+    // "decide locally"), one outage, reported once.
+    assert!(count(&events, |e| matches!(e, LinkEvent::Slow { .. })) <= 1);
+    assert_eq!(count(&events, |e| matches!(e, LinkEvent::Unreachable { .. })), 1);
+
     // Meanwhile the breaker goes on: refusals and, once the probe answers, closed calls,
-    // none of them waiting.
-    let busy = StdInstant::now();
+    // none of them asking Redis (the link makes no round trip for them).
+    let trips = l.round_trips();
     assert!(matches!(ok(&b), Err(CallError::Refused(_))));
     probe.success();
     for _ in 0..1_000 {
         ok(&b).unwrap();
     }
-    assert!(busy.elapsed() < StdDuration::from_millis(100), "calls waited on Redis");
-    assert_eq!(count(&events, |e| matches!(e, LinkEvent::Slow { .. })), 1);
+    assert_eq!(l.round_trips(), trips, "calls went to Redis");
+    assert_eq!(b.phase(), Phase::Closed);
 
-    // Redis answers again: the replica joins it, with the local history it kept.
+    // Redis answers again (and runs what it was sent while frozen): the replica joins it,
+    // with the local history it kept.
+    server.resume();
     let back = StdInstant::now();
     while !b.is_shared() {
-        assert!(back.elapsed() < StdDuration::from_secs(10), "never resynchronised");
-        std::thread::sleep(StdDuration::from_millis(10));
+        assert!(back.elapsed() < HANG, "never resynchronised");
+        l.refresh();
     }
     assert_eq!(b.phase(), Phase::Closed);
     assert_eq!(

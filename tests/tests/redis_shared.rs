@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
-use breaker_core::{CallError, Classify, Duration, Phase, Policy};
+use breaker_core::{CallError, Classify, Duration, Instant, ManualClock, Phase, Policy};
 use breaker_redis::{Config, RedisBreaker, RedisLink};
 use tests::redis_server::{shared_url, unique_key};
 
@@ -20,10 +20,12 @@ fn link(url: &str, config: Config) -> RedisLink {
     RedisLink::open(url, config).expect("a valid URL")
 }
 
-/// Generous timeouts: the machine running the tests is shared and loaded.
+/// Generous timeouts: the machine running the tests is shared and loaded, and a gate
+/// transition that waited past the timeout would be decided by the local breaker instead
+/// of the shared one these tests are about. Redis never fails here, so no call waits long.
 fn config() -> Config {
     Config::new()
-        .timeout(StdDuration::from_millis(500))
+        .timeout(StdDuration::from_secs(5))
         .refresh(StdDuration::from_millis(50))
         .log(|e| eprintln!("test link: {e}"))
 }
@@ -143,20 +145,23 @@ fn exactly_one_probe_across_replicas_racing_for_it() {
         }
         std::thread::sleep(StdDuration::from_millis(40)); // the cooldown is over everywhere
         let probes = Arc::new(AtomicUsize::new(0));
-        let barrier = Arc::new(Barrier::new(REPLICAS * THREADS));
+        let start = Arc::new(Barrier::new(REPLICAS * THREADS));
+        let tried = Arc::new(Barrier::new(REPLICAS * THREADS));
         let handles: Vec<_> = (0..REPLICAS * THREADS)
             .map(|i| {
                 let r = replicas[i % REPLICAS].clone();
-                let (probes, barrier) = (probes.clone(), barrier.clone());
+                let (probes, start, tried) = (probes.clone(), start.clone(), tried.clone());
                 std::thread::spawn(move || {
-                    barrier.wait();
-                    if let Ok(p) = r.try_acquire() {
+                    start.wait();
+                    let permit = r.try_acquire();
+                    // Hold the probe until every thread has tried (however late a loaded
+                    // host runs it), then report a success: the breaker closes for the
+                    // next window.
+                    tried.wait();
+                    if let Ok(p) = permit {
                         assert!(p.is_probe(), "half-open admits only the probe");
                         assert!(!p.is_local(), "Redis was up: the shared breaker decided");
                         probes.fetch_add(1, Ordering::SeqCst);
-                        // Hold the probe while the others are refused, then report a
-                        // success: the breaker closes for the next window.
-                        std::thread::sleep(StdDuration::from_millis(20));
                         p.success();
                     }
                 })
@@ -211,8 +216,14 @@ fn async_calls_share_the_breaker() {
         return;
     };
     static POLICY: Policy = Policy::new(2, Duration::from_millis(50));
+    // The cooldown runs on a shared manual clock: a loaded host that takes longer than it
+    // to settle the replicas must not end it early.
+    static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(1_000));
     let key = unique_key("async");
-    let (a, b) = (link(&url, config()), link(&url, config()));
+    let (a, b) = (
+        link(&url, config().shared_clock(&CLOCK)),
+        link(&url, config().shared_clock(&CLOCK)),
+    );
     let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
@@ -226,7 +237,7 @@ fn async_calls_share_the_breaker() {
             ra.call_async(async { Ok::<_, Down>(()) }).await,
             Err(CallError::Refused(_))
         ));
-        tokio::time::sleep(StdDuration::from_millis(60)).await;
+        CLOCK.advance(Duration::from_millis(50));
         // The cooldown is over: the async gate awaits Redis for the probe.
         let p = rb.acquire_async().await.unwrap();
         assert!(p.is_probe() && !p.is_local());
@@ -246,22 +257,29 @@ fn a_replica_that_dies_holding_the_probe_does_not_wedge_the_others() {
         return;
     };
     static POLICY: Policy = Policy::new(1, Duration::from_millis(30)).with_probe_lease(Duration::from_millis(100));
+    // The replicas' shared time is a manual clock: the lease runs out when the test says,
+    // not when a loaded host happens to be slow.
+    static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(1_000));
     let key = unique_key("dead-probe");
-    let (a, b) = (link(&url, config()), link(&url, config()));
+    let (a, b) = (
+        link(&url, config().shared_clock(&CLOCK)),
+        link(&url, config().shared_clock(&CLOCK)),
+    );
     let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
     let _ = fail(&ra);
     settle(&[&a, &b]);
-    std::thread::sleep(StdDuration::from_millis(40));
+    CLOCK.advance(Duration::from_millis(30));
     let probe = ra.try_acquire().expect("a takes the probe");
     assert!(probe.is_probe() && !probe.is_local());
     // Replica a dies with the probe out: nothing is ever reported.
     std::mem::forget(probe);
     drop((ra, a));
     b.refresh();
+    CLOCK.advance(Duration::from_millis(99));
     assert!(rb.try_acquire().is_err(), "the probe slot is taken");
     // Past the lease (and the cooldown after it), b's gate finds the lease run out in the
     // shared word, re-opens it backdated to the lease's end, and takes the next probe.
-    std::thread::sleep(StdDuration::from_millis(150));
+    CLOCK.advance(Duration::from_millis(1 + 30));
     let next = rb.try_acquire().expect("not wedged");
     assert!(next.is_probe() && !next.is_local());
     assert_eq!(rb.counters().lease_expiries, 1);

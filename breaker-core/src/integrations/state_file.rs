@@ -504,6 +504,11 @@ impl SavedState {
     /// ([`SavedState::from_squad_json`]). Truncated or corrupt bytes, another program's
     /// JSON, another version, or contradicting fields give a [`StateFileProblem`], never a panic.
     pub fn from_json(bytes: &[u8]) -> Result<SavedState, StateFileProblem> {
+        // JSON at all first: a field of the wrong type can come before a syntax error (or
+        // a string that is not UTF-8) further on, and only JSON is another program's file.
+        if let Err(e) = serde_json::from_slice::<serde_json::Value>(bytes) {
+            return Err(StateFileProblem::Corrupt(e));
+        }
         let header: Header = match serde_json::from_slice(bytes) {
             Ok(header) => header,
             Err(e) if e.classify() == serde_json::error::Category::Data => {
@@ -1038,6 +1043,22 @@ mod tests {
         assert!(matches!(problem, StateFileProblem::Corrupt(_)), "{problem:?}");
         assert_eq!(names, ["b.json.rejected"]);
         assert_eq!(kept, torn, "kept byte for byte");
+    }
+
+    #[test]
+    fn a_file_that_is_not_json_is_corrupt_whatever_comes_first() {
+        // A wrong type early (a version that is a string), broken JSON later, or a string
+        // that is not UTF-8: corrupt, not another program's file (the fuzz target
+        // `state_file` found both reported so).
+        let bytes = br#"{"format": "breaker quota state", "version": "one", "status": closed}"#;
+        let (problem, _, _) = rejected(bytes);
+        assert!(matches!(problem, StateFileProblem::Corrupt(_)), "{problem:?}");
+        let (problem, _, _) = rejected(b"{\"status\": \"open\", \"note\": \"\xff\"}");
+        assert!(matches!(problem, StateFileProblem::Corrupt(_)), "{problem:?}");
+        // The same with valid JSON is foreign.
+        let bytes = br#"{"format": "breaker quota state", "version": "one", "status": "closed"}"#;
+        let (problem, _, _) = rejected(bytes);
+        assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
     }
 
     #[test]
