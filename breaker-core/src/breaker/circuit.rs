@@ -21,7 +21,8 @@ use crate::{
 /// | a registry [`Entry`](crate::registry::Entry) (a `#[circuit_breaker]` function's breaker, or one listed with [`register!`](crate::register)) | | yes | | yes |
 /// | `breaker_redis::RedisBreaker` (replicas sharing one breaker) | yes | yes | yes | yes |
 ///
-/// and by any `&mut B` where `B` implements it. A user's own kind can implement it too:
+/// and by any `&mut B` where `B` implements it, and by the entries of a table of breakers
+/// per key ([`KeyedEntry`](crate::KeyedEntry), and `MapEntry` with `std`). A user's own kind can implement it too:
 /// the trait is not sealed.
 ///
 /// A call goes through it in three steps, which [`CircuitBreaker::attempt`] wraps in a
