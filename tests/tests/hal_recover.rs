@@ -1,6 +1,7 @@
-//! `Guarded::recover_with`: a recovery step runs before each half-open probe (never while
-//! closed), a recovered peripheral answers the probe, and a step that finds it still wedged
-//! fails the probe without reaching the bus. Blocking and async.
+//! `Guarded::recover_with`: a recovery step runs once per trip and once before each
+//! half-open probe (never for a call that succeeds or fails without tripping), a recovered
+//! peripheral answers the probe, and a step that finds it still wedged fails the probe
+//! without reaching the bus. Blocking and async.
 
 use std::cell::Cell;
 
@@ -50,7 +51,7 @@ impl embedded_hal_async::i2c::I2c for WedgingBus {
 static POLICY: Policy = Policy::new(2, Duration::from_secs(5));
 
 #[test]
-fn the_recovery_step_runs_before_the_probe_only_and_the_probe_then_succeeds() {
+fn the_recovery_step_runs_once_per_trip_and_once_before_each_probe() {
     let breaker = SharedBreaker::new(&POLICY);
     let clock = ManualClock::new(Instant::ZERO);
     let mut bus = Guarded::new(WedgingBus::default(), &breaker, &clock).recover_with(|bus: &mut WedgingBus| {
@@ -59,18 +60,21 @@ fn the_recovery_step_runs_before_the_probe_only_and_the_probe_then_succeeds() {
     });
     bus.write(0x48, &[0]).unwrap();
     bus.inner_mut().wedged = true;
-    for _ in 0..2 {
-        assert!(matches!(bus.write(0x48, &[0]), Err(GuardedError::Inner(_))));
-    }
+    assert!(matches!(bus.write(0x48, &[0]), Err(GuardedError::Inner(_))));
+    assert_eq!(bus.inner().resets, 0, "a failure that does not trip runs no step");
+    assert!(matches!(bus.write(0x48, &[0]), Err(GuardedError::Inner(_))));
     assert_eq!(breaker.phase(clock.now()), Phase::Open);
+    assert_eq!(bus.inner().resets, 1, "the trip ran the step once");
+    // The bus wedges again while open: the probe's step resets it.
+    bus.inner_mut().wedged = true;
     assert!(matches!(bus.write(0x48, &[0]), Err(GuardedError::Refused(_))));
-    assert_eq!(bus.inner().resets, 0, "closed and refused calls never run the step");
+    assert_eq!(bus.inner().resets, 1, "refused calls never run the step");
     clock.advance(Duration::from_secs(5));
     bus.write(0x48, &[0]).unwrap(); // the probe, after the reset
-    assert_eq!((bus.inner().resets, bus.inner().reached), (1, 4));
+    assert_eq!((bus.inner().resets, bus.inner().reached), (2, 4));
     assert_eq!(breaker.phase(clock.now()), Phase::Closed);
     bus.write(0x48, &[0]).unwrap();
-    assert_eq!(bus.inner().resets, 1, "closed again: no step");
+    assert_eq!(bus.inner().resets, 2, "closed again: no step");
 }
 
 #[test]
@@ -86,12 +90,13 @@ fn a_peripheral_still_wedged_fails_the_probe_without_reaching_the_bus() {
     for _ in 0..2 {
         let _ = bus.write(0x48, &[0]);
     }
+    assert_eq!(tries.get(), 1, "the trip ran the step");
     clock.advance(Duration::from_secs(5));
     assert_eq!(bus.write(0x48, &[0]), Err(GuardedError::Unrecovered));
     assert_eq!(
         (tries.get(), bus.inner().reached),
-        (1, 2),
-        "the probe never reached the bus"
+        (2, 2),
+        "the probe's step ran (and not again for its re-opening); the probe never reached the bus"
     );
     let c = breaker.counters();
     assert_eq!(
@@ -133,8 +138,10 @@ fn an_async_transaction_runs_an_async_step_before_the_probe() {
     for _ in 0..2 {
         assert!(run(&mut bus).is_err());
     }
+    assert_eq!(bus.inner().resets, 1, "the trip ran the step");
+    bus.inner_mut().wedged = true;
     clock.advance(Duration::from_secs(5));
     assert_eq!(run(&mut bus), Ok(()));
-    assert_eq!(bus.inner().resets, 1);
+    assert_eq!(bus.inner().resets, 2, "and the probe");
     assert_eq!(breaker.phase(clock.now()), Phase::Closed);
 }

@@ -3,7 +3,7 @@
 use core::future::Future;
 
 use crate::hal::GuardedError;
-use crate::{ByErrorKind, CircuitBreaker, ClassifyHal, Clock, Outcome};
+use crate::{ByErrorKind, CircuitBreaker, ClassifyHal, Clock, Outcome, Phase};
 
 /// A peripheral with a circuit breaker inside: it implements the very trait its `inner`
 /// implements, so a driver crate written for that trait takes it unchanged.
@@ -99,9 +99,8 @@ impl<T, B, C, K, R> Guarded<T, B, C, K, R> {
         }
     }
 
-    /// The same peripheral with a recovery step run before each half-open probe: the
-    /// breaker tripped, its cooldown passed, and before the probe reaches the bus `recover`
-    /// gets the peripheral to reset it (toggle the bus, re-initialise the controller, wait
+    /// The same peripheral with a recovery step run when a failure trips the breaker and
+    /// before each half-open probe reaches the bus: `recover` gets the peripheral to reset it (toggle the bus, re-initialise the controller, wait
     /// for a sensor to boot). Any `FnMut(&mut T) -> bool` (`false`: still wedged), or a
     /// [`Recover`] (or, for async transactions, an [`AsyncRecover`]) of your own. See
     /// [`Recover`] for what a failed recovery does.
@@ -226,6 +225,10 @@ where
         }
         Err(e) => {
             attempt.record(Outcome::Error(classify.verdict(&e)));
+            if Rec::ACTIVE && breaker.state(clock).phase() == Phase::Open {
+                // This failure tripped it: the step runs now too (its answer is for probes).
+                recover.recover(inner);
+            }
             Err(GuardedError::Inner(e))
         }
     }
@@ -235,20 +238,19 @@ where
 /// let the call through (a HAL may start a transfer when its future is made), and the
 /// permit is held across the `.await`: dropped unanswered, a probe counts as failed.
 #[inline(always)]
-pub(super) async fn call_async<'t, Kind, B, C, K, Rec, T, V, E, F>(
+pub(super) async fn call_async<Kind, B, C, K, Rec, T, V, E>(
     mut breaker: B,
     clock: &C,
     classify: &K,
     recover: &mut Rec,
-    inner: &'t mut T,
-    transaction: impl FnOnce(&'t mut T) -> F,
+    inner: &mut T,
+    transaction: impl AsyncFnOnce(&mut T) -> Result<V, E>,
 ) -> Result<V, GuardedError<E>>
 where
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<Kind, E>,
     Rec: AsyncRecover<T>,
-    F: Future<Output = Result<V, E>>,
 {
     let permit = breaker.attempt(clock).map_err(GuardedError::Refused)?;
     if Rec::ACTIVE && permit.is_probe() && !recover.recover(inner).await {
@@ -262,20 +264,27 @@ where
         }
         Err(e) => {
             permit.record(Outcome::Error(classify.verdict(&e)));
+            if Rec::ACTIVE && breaker.state(clock).phase() == Phase::Open {
+                // This failure tripped it: the step runs now too (its answer is for probes).
+                recover.recover(inner).await;
+            }
             Err(GuardedError::Inner(e))
         }
     }
 }
 
-/// A recovery step for a wedged peripheral, run by [`Guarded`] before each half-open
-/// probe (see [`Guarded::recover_with`]): some HALs leave a bus stuck after an address NACK
-/// or a bus error until the peripheral is reset, and a probe sent to a stuck peripheral
-/// only fails again.
+/// A recovery step for a wedged peripheral, run by [`Guarded`] once when a transaction's
+/// failure trips the breaker, and once before each half-open probe (see
+/// [`Guarded::recover_with`]): some HALs leave a bus stuck after an address NACK or a bus
+/// error until the peripheral is reset, and a probe sent to a stuck peripheral only fails
+/// again.
 ///
-/// `recover` returns whether the peripheral is ready. `false`: the probe counts as failed
-/// (a strike: the breaker re-opens, with its backoff), the transaction does not reach the
-/// bus, and it fails with [`GuardedError::Unrecovered`]. Calls let through while closed
-/// never run it. Any `FnMut(&mut T) -> bool` is a `Recover<T>`.
+/// `recover` returns whether the peripheral is ready. Before a probe, `false` means the
+/// probe counts as failed (a strike: the breaker re-opens, with its backoff), the
+/// transaction does not reach the bus, and it fails with [`GuardedError::Unrecovered`];
+/// that re-opening does not run the step again, since it has just run. At a trip the
+/// answer is not needed (the breaker is open either way). Calls that succeed, or fail
+/// without tripping, never run it. Any `FnMut(&mut T) -> bool` is a `Recover<T>`.
 pub trait Recover<T> {
     /// Whether there is a step at all: `false` only for [`NoRecovery`], whose transactions
     /// then cost what they cost without one.

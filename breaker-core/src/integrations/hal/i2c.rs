@@ -70,8 +70,8 @@ where
     async fn read(&mut self, address: A, read: &mut [u8]) -> Result<(), Self::Error> {
         let (inner, breakers, clock, classify, recover) = self.parts();
         let breaker = pick(breakers, address)?;
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.read(address, read)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.read(address, read).await
         })
         .await
     }
@@ -80,8 +80,8 @@ where
     async fn write(&mut self, address: A, write: &[u8]) -> Result<(), Self::Error> {
         let (inner, breakers, clock, classify, recover) = self.parts();
         let breaker = pick(breakers, address)?;
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.write(address, write)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.write(address, write).await
         })
         .await
     }
@@ -90,8 +90,8 @@ where
     async fn write_read(&mut self, address: A, write: &[u8], read: &mut [u8]) -> Result<(), Self::Error> {
         let (inner, breakers, clock, classify, recover) = self.parts();
         let breaker = pick(breakers, address)?;
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.write_read(address, write, read)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.write_read(address, write, read).await
         })
         .await
     }
@@ -100,8 +100,8 @@ where
     async fn transaction(&mut self, address: A, operations: &mut [Operation<'_>]) -> Result<(), Self::Error> {
         let (inner, breakers, clock, classify, recover) = self.parts();
         let breaker = pick(breakers, address)?;
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.transaction(address, operations)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.transaction(address, operations).await
         })
         .await
     }

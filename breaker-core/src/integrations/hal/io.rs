@@ -106,8 +106,8 @@ where
     #[inline]
     async fn read(&mut self, buf: &mut [u8]) -> Result<usize, Self::Error> {
         let (inner, breaker, clock, classify, recover) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.read(buf)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.read(buf).await
         })
         .await
     }
@@ -126,8 +126,8 @@ where
     #[inline]
     async fn write(&mut self, buf: &[u8]) -> Result<usize, Self::Error> {
         let (inner, breaker, clock, classify, recover) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.write(buf)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.write(buf).await
         })
         .await
     }
@@ -135,7 +135,9 @@ where
     #[inline]
     async fn flush(&mut self) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify, recover) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| inner.flush())
-            .await
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.flush().await
+        })
+        .await
     }
 }

@@ -69,8 +69,8 @@ where
     #[inline]
     async fn transaction(&mut self, operations: &mut [Operation<'_, W>]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify, recover) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.transaction(operations)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.transaction(operations).await
         })
         .await
     }
@@ -78,8 +78,8 @@ where
     #[inline]
     async fn read(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify, recover) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.read(buf)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.read(buf).await
         })
         .await
     }
@@ -87,8 +87,8 @@ where
     #[inline]
     async fn write(&mut self, buf: &[W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify, recover) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.write(buf)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.write(buf).await
         })
         .await
     }
@@ -96,8 +96,8 @@ where
     #[inline]
     async fn transfer(&mut self, read: &mut [W], write: &[W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify, recover) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.transfer(read, write)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.transfer(read, write).await
         })
         .await
     }
@@ -105,8 +105,8 @@ where
     #[inline]
     async fn transfer_in_place(&mut self, buf: &mut [W]) -> Result<(), Self::Error> {
         let (inner, breaker, clock, classify, recover) = self.parts();
-        call_async::<ErrorKind, _, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, |inner| {
-            inner.transfer_in_place(buf)
+        call_async::<ErrorKind, _, _, _, _, _, _, _>(breaker, clock, classify, recover, inner, async |inner| {
+            inner.transfer_in_place(buf).await
         })
         .await
     }
