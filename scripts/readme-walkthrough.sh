@@ -1,19 +1,34 @@
 #!/usr/bin/env bash
-# Proves that breaker-embedded's README walk-through works as written: takes its steps
-# out of the README into a scratch project outside the repository, builds it for
-# thumbv7m-none-eabi, and runs it on QEMU when qemu-system-arm and defmt-print are there.
+# Proves that the setup docs work as written, from crates outside this repository:
+#
+# 1. docs/getting-started.md: each world's `[dependencies]` block and first source file,
+#    taken out of the page unchanged into a crate of its own (`cargo new`, its empty
+#    `[dependencies]` replaced by the page's block), beside a `circuit-breaker` folder
+#    that is this repository (the layout the page describes), and built: the host worlds
+#    for the host, the firmware worlds for the target their marker names.
+# 2. breaker-embedded's README walk-through: its steps out of the README into a scratch
+#    project beside the same `circuit-breaker` folder, built for thumbv7m-none-eabi and run
+#    on QEMU when qemu-system-arm and defmt-print are there.
+#
 # Also checks that the functions firmware/README.md quotes are the firmware's own. (Every
 # other README code block is a doctest, a command list the test command runs itself, or
 # sample output.)
+#
+# getting-started.md marks each block with an HTML comment on the line before it:
+#   <!-- getting-started: WORLD Cargo.toml [TARGET] -->  the world's `[dependencies]`
+#   <!-- getting-started: WORLD FILE -->                 a source file of the world's crate
+# A world with a `src/lib.rs` is a library crate (`cargo new --lib`).
 #
 # The README marks each piece with an HTML comment on the line before its code block:
 #   <!-- walkthrough: run -->          a shell block, run in the scratch folder
 #   <!-- walkthrough: append FILE -->  a block appended to FILE of the project
 #   <!-- walkthrough: file FILE -->    a block that is FILE of the project
-# The project is the one folder the `run` blocks create. The only change made to it is a
-# `[patch.crates-io]` section pointing the breaker crates at this repository (they are
-# not published), and a copy of firmware/m3's Cargo.lock as a start, so that the
-# versions `firmware/m3` builds with are used (offline when they are all cached).
+# The project is the one folder the `run` blocks create.
+#
+# Nothing is added to the blocks: no `[patch]`, no extra dependency. The one addition is
+# a Cargo.lock to start from (the workspace's for the host worlds, firmware/m3's or
+# firmware/m0's for the firmware ones), so that the versions this repository is tested
+# with are used, offline when they are all cached; Cargo adds what the lock lacks.
 #
 #   bash scripts/readme-walkthrough.sh
 set -euo pipefail
@@ -36,10 +51,84 @@ while IFS= read -r line; do
 done < <(awk '/^```rust,ignore/ { f = 1; next } /^```/ { f = 0 } f' "$ROOT/firmware/README.md")
 echo "--> firmware/README.md's quoted functions match the firmware's source"
 
-scratch="$(mktemp -d)"
-trap 'rm -rf "$scratch"' EXIT
+scratch_root="$(mktemp -d)"
+trap 'rm -rf "$scratch_root"' EXIT
+
+# `cargo build`, offline first (everything cached), then with the network.
+build() { cargo build --offline --quiet "$@" 2>/dev/null || cargo build --quiet "$@"; }
+
+# ---- docs/getting-started.md: one crate per world -----------------------------------------
+GUIDE="$ROOT/docs/getting-started.md"
+worlds="$scratch_root/worlds"
+mkdir -p "$worlds/.blocks"
+ln -s "$ROOT" "$worlds/circuit-breaker"
+# One `NNN.what` ("WORLD FILE [TARGET]") and `NNN.body` per marked block.
+awk -v dir="$worlds/.blocks" '
+    /^<!-- getting-started: .* -->$/ {
+        what = $0; sub(/^<!-- getting-started: /, "", what); sub(/ -->$/, "", what)
+        pending = 1; next
+    }
+    pending && /^```/ { pending = 0; inside = 1; n++; out = sprintf("%s/%03d", dir, n); print what > (out ".what"); printf "" > (out ".body"); next }
+    inside && /^```/ { inside = 0; close(out ".body"); next }
+    inside { print > (out ".body") }
+' "$GUIDE"
+world_names=()
+declare -A world_target=()
+for what_file in "$worlds"/.blocks/*.what; do
+    read -r world file target <"$what_file" || true
+    [[ $file == Cargo.toml ]] || continue
+    world_names+=("$world")
+    world_target[$world]="${target:-}"
+done
+if ((${#world_names[@]} < 5)); then
+    echo "readme-walkthrough: expected five worlds in $GUIDE, found ${#world_names[@]}" >&2
+    exit 1
+fi
+# One target directory for every world: what they share is built once.
+export CARGO_TARGET_DIR="$ROOT/target/getting-started"
+for world in "${world_names[@]}"; do
+    crate="$worlds/$world"
+    kind=--bin
+    if grep -qx "$world src/lib.rs" "$worlds"/.blocks/*.what; then kind=--lib; fi
+    cargo new --quiet --vcs none "$kind" --name "my-$world" "$crate"
+    # `cargo new` ends its Cargo.toml with an empty `[dependencies]`: the page's block
+    # (which starts with that header) takes its place.
+    if ! grep -qx '\[dependencies\]' "$crate/Cargo.toml"; then
+        echo "readme-walkthrough: cargo new wrote no [dependencies] section" >&2
+        exit 1
+    fi
+    sed -i '/^\[dependencies\]$/,$d' "$crate/Cargo.toml"
+    for what_file in "$worlds"/.blocks/*.what; do
+        read -r w file _ <"$what_file" || true
+        [[ $w == "$world" ]] || continue
+        if [[ $file == Cargo.toml ]]; then
+            cat "${what_file%.what}.body" >>"$crate/Cargo.toml"
+        else
+            mkdir -p "$(dirname "$crate/$file")"
+            cp "${what_file%.what}.body" "$crate/$file"
+        fi
+    done
+    target="${world_target[$world]}"
+    case "$target" in
+        thumbv7m-none-eabi) cp "$ROOT/firmware/m3/Cargo.lock" "$crate/Cargo.lock" ;;
+        thumbv6m-none-eabi) cp "$ROOT/firmware/m0/Cargo.lock" "$crate/Cargo.lock" ;;
+        "") cp "$ROOT/Cargo.lock" "$crate/Cargo.lock" ;;
+        *)
+            echo "readme-walkthrough: world $world: unknown target $target" >&2
+            exit 1
+            ;;
+    esac
+    echo "--> getting started, $world: cargo build${target:+ --target $target}"
+    sed -n '/^\[dependencies\]$/,$p' "$crate/Cargo.toml" | sed 's/^/    /'
+    (cd "$crate" && build ${target:+--target "$target"})
+done
+echo "--> docs/getting-started.md: every world builds as written"
+
+# ---- breaker-embedded/README.md: the walk-through ------------------------------------------
+scratch="$scratch_root/walk"
 blocks="$scratch/.blocks"
 mkdir -p "$blocks"
+ln -s "$ROOT" "$scratch/circuit-breaker"
 
 # One `NNN.what` (the directive) and `NNN.body` (the block's lines) per marked block.
 awk -v dir="$blocks" '
@@ -89,21 +178,13 @@ for what_file in "$blocks"/*.what; do
     esac
 done
 
-# The breaker crates from this repository (the README names them by version).
-cat >>"$project/Cargo.toml" <<EOF
-
-[patch.crates-io]
-breaker-embedded = { path = "$ROOT/breaker-embedded" }
-breaker-core = { path = "$ROOT/breaker-core" }
-breaker-macros = { path = "$ROOT/breaker-macros" }
-EOF
 cp "$ROOT/firmware/m3/Cargo.lock" "$project/Cargo.lock"
 
 name=$(sed -n 's/^name = "\(.*\)"/\1/p' "$project/Cargo.toml" | head -1)
 export CARGO_TARGET_DIR="$ROOT/target/readme-walkthrough"
 echo "--> cargo build --release ($name, thumbv7m-none-eabi)"
 cd "$project"
-cargo build --release --offline --quiet 2>/dev/null || cargo build --release --quiet
+build --release
 elf="$CARGO_TARGET_DIR/thumbv7m-none-eabi/release/$name"
 [[ -f "$elf" ]] || { echo "readme-walkthrough: no firmware at $elf" >&2; exit 1; }
 

@@ -109,8 +109,7 @@ cargo test --workspace --features demos/state-file
 # also builds alone, without the others it usually comes with. (`defmt` and the
 # `portable-atomic` ones build for the thumb targets below.)
 step "breaker-core: each host feature alone"
-for f in "" std macros state-file anyhow serde tower tracing embassy-time embedded-hal svg; do
-for f in "" std macros state-file anyhow serde tower tracing metrics embassy-time embedded-hal; do
+for f in "" std macros state-file anyhow serde tower tracing metrics embassy-time embedded-hal svg; do
     cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}
 done
 
@@ -136,9 +135,26 @@ for t in thumbv6m-none-eabi thumbv7em-none-eabihf; do
     cargo build -p breaker-embedded --features portable-atomic-critical-section,embedded-hal --target "$t"
 done
 
-# ---- the embedded README's walk-through, as written ---------------------------------------
-step "breaker-embedded README walk-through: extracted, built for thumbv7m, run on QEMU"
+# ---- the setup docs, as written ------------------------------------------------------------
+step "docs/getting-started.md's five worlds and breaker-embedded's README walk-through: extracted, built outside the workspace (the walk-through run on QEMU)"
 bash scripts/readme-walkthrough.sh
+
+# ---- ready to publish ---------------------------------------------------------------------
+# Every publishable crate, packaged and verified together: Cargo builds each tarball
+# against the others through a local registry, so none needs `--no-verify` although
+# breaker-core, breaker-embedded and breaker-redis depend on unpublished crates of this
+# workspace. `--allow-dirty`: the test command runs on a working tree too.
+step "cargo package: breaker-macros, breaker-core, breaker-embedded, breaker-redis"
+PUBLISHED=(breaker-macros breaker-core breaker-embedded breaker-redis)
+package_args=()
+for crate in "${PUBLISHED[@]}"; do package_args+=(-p "$crate"); done
+cargo package --allow-dirty --quiet "${package_args[@]}"
+for crate in "${PUBLISHED[@]}"; do
+    files="$(cargo package --allow-dirty --list -p "$crate")"
+    for f in README.md LICENSE-MIT LICENSE-APACHE; do
+        grep -qx "$f" <<<"$files" || { echo "cargo package: $crate's package lacks $f" >&2; exit 1; }
+    done
+done
 
 # ---- firmware on QEMU -------------------------------------------------------------------
 step "firmware on QEMU (Cortex-M3 and Cortex-M0)"
