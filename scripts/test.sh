@@ -109,7 +109,7 @@ cargo test --workspace --features demos/state-file
 # also builds alone, without the others it usually comes with. (`defmt` and the
 # `portable-atomic` ones build for the thumb targets below.)
 step "breaker-core: each host feature alone"
-for f in "" std macros state-file anyhow serde tower tracing metrics embassy-time embedded-hal svg; do
+for f in "" std macros state-file anyhow serde tower tracing metrics embassy-time rtic-time embedded-hal svg; do
     cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}
 done
 

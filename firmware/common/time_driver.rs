@@ -32,7 +32,7 @@ use crate::CORE_CLOCK_HZ;
 /// SysTick reload value: the counter wraps, and interrupts, at `TICK_HZ`.
 const RELOAD: u32 = {
     assert!(
-        CORE_CLOCK_HZ as u64 % TICK_HZ == 0,
+        (CORE_CLOCK_HZ as u64).is_multiple_of(TICK_HZ),
         "TICK_HZ must divide the core clock"
     );
     let reload = CORE_CLOCK_HZ as u64 / TICK_HZ - 1;

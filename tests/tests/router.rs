@@ -197,7 +197,7 @@ struct Flicker(std::sync::atomic::AtomicU32);
 impl Clock for Flicker {
     fn now(&self) -> Instant {
         let n = self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        at(if n % 2 == 0 { 30 } else { 29 })
+        at(if n.is_multiple_of(2) { 30 } else { 29 })
     }
 }
 

@@ -127,9 +127,9 @@ impl Duration {
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ms = self.millis;
-        if ms % 60_000 == 0 && ms != 0 {
+        if ms.is_multiple_of(60_000) && ms != 0 {
             write!(f, "{}m", ms / 60_000)
-        } else if ms % 1000 == 0 && ms != 0 {
+        } else if ms.is_multiple_of(1000) && ms != 0 {
             write!(f, "{}s", ms / 1000)
         } else {
             write!(f, "{ms}ms")

@@ -58,7 +58,7 @@ impl TryFrom<core::time::Duration> for Duration {
     type Error = DurationOutOfRange;
 
     fn try_from(d: core::time::Duration) -> Result<Duration, DurationOutOfRange> {
-        from_millis_and_rest(d.as_millis(), d.subsec_nanos() % 1_000_000 != 0)
+        from_millis_and_rest(d.as_millis(), !d.subsec_nanos().is_multiple_of(1_000_000))
     }
 }
 

@@ -141,7 +141,7 @@ impl fmt::Display for Span {
         match s {
             0 => write!(f, "{ms}ms"),
             1..60 => write!(f, "{s}s"),
-            60..3600 if s % 60 == 0 => write!(f, "{}m", s / 60),
+            60..3600 if s.is_multiple_of(60) => write!(f, "{}m", s / 60),
             60..3600 => write!(f, "{}m {}s", s / 60, s % 60),
             _ if s % 3600 / 60 == 0 => write!(f, "{}h", s / 3600),
             _ => write!(f, "{}h {}m", s / 3600, s % 3600 / 60),

@@ -35,7 +35,7 @@ const COUNT: u64 = 0x3FF;
 /// Bucket numbers count modulo this: a multiple of the ten slots (so a bucket keeps its
 /// slot when the numbers wrap) below 2^22 (the bits they have).
 const NUMBERS: u32 = WINDOW_BUCKETS << 18;
-const _: () = assert!(NUMBERS % WINDOW_BUCKETS == 0 && NUMBERS <= 1 << 22);
+const _: () = assert!(NUMBERS.is_multiple_of(WINDOW_BUCKETS) && NUMBERS <= 1 << 22);
 const SLOTS: usize = WINDOW_BUCKETS as usize;
 
 const fn tag(word: u64) -> u16 {
