@@ -85,6 +85,7 @@ pub trait CircuitBreaker {
     fn state<C: Clock>(&self, clock: &C) -> State;
 
     /// The pure oracle: would a call be allowed now? Never takes the probe.
+    #[inline]
     fn would_allow<C: Clock>(&self, clock: &C) -> bool {
         self.state(clock).allows_call()
     }
@@ -103,6 +104,7 @@ pub trait CircuitBreaker {
     /// `#[circuit_breaker]` function's registry entry): a composite calling that function
     /// must then not enter the gate a second time, or each outcome would count twice and
     /// the composite would hold the function's own probe. `false` for every other kind.
+    #[inline]
     fn gates_itself(&self) -> bool {
         false
     }
@@ -208,9 +210,14 @@ impl<B: CircuitBreaker + ?Sized, C: Clock> Attempt<'_, B, C> {
 
     /// Reports the call's outcome.
     #[inline(always)]
-    pub fn record(mut self, outcome: Outcome) {
-        if let Some(ticket) = self.ticket.take() {
-            self.breaker.report(ticket, outcome, self.clock);
+    pub fn record(self, outcome: Outcome) {
+        // Answered: the guard's drop would have nothing left to do, so it is not run (the
+        // ticket's "taken" mark then never has to be kept for it, in a register or in
+        // memory). The guard holds only references: nothing leaks.
+        let mut this = core::mem::ManuallyDrop::new(self);
+        if let Some(ticket) = this.ticket.take() {
+            let clock = this.clock;
+            this.breaker.report(ticket, outcome, clock);
         }
     }
 }
@@ -239,21 +246,27 @@ impl<B: CircuitBreaker + ?Sized> CircuitBreaker for &mut B {
     fn abandon<C: Clock>(&mut self, ticket: B::Ticket, clock: &C) {
         (**self).abandon(ticket, clock)
     }
+    #[inline]
     fn state<C: Clock>(&self, clock: &C) -> State {
         (**self).state(clock)
     }
+    #[inline]
     fn would_allow<C: Clock>(&self, clock: &C) -> bool {
         (**self).would_allow(clock)
     }
+    #[inline]
     fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C) {
         (**self).trip(why, hold, clock)
     }
+    #[inline]
     fn policy(&self) -> &Policy {
         (**self).policy()
     }
+    #[inline]
     fn counters(&self) -> Counters {
         (**self).counters()
     }
+    #[inline]
     fn gates_itself(&self) -> bool {
         (**self).gates_itself()
     }
@@ -270,18 +283,23 @@ impl<O: Observer> CircuitBreaker for Breaker<O> {
     fn report<C: Clock>(&mut self, ticket: Permit, outcome: Outcome, clock: &C) {
         self.record(ticket, outcome, clock.now())
     }
+    #[inline]
     fn state<C: Clock>(&self, clock: &C) -> State {
         Breaker::state(self, clock.now())
     }
+    #[inline]
     fn would_allow<C: Clock>(&self, clock: &C) -> bool {
         Breaker::would_allow(self, clock.now())
     }
+    #[inline]
     fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C) {
         self.trip_for(why, hold, clock.now())
     }
+    #[inline]
     fn policy(&self) -> &Policy {
         Breaker::policy(self)
     }
+    #[inline]
     fn counters(&self) -> Counters {
         Breaker::counters(self)
     }
@@ -306,18 +324,23 @@ macro_rules! shared_circuit_breaker {
             fn abandon<C: Clock>(&mut self, ticket: SharedTicket, clock: &C) {
                 SharedBreaker::abandon(self, ticket.0, clock)
             }
+            #[inline]
             fn state<C: Clock>(&self, clock: &C) -> State {
                 SharedBreaker::state(self, clock.now())
             }
+            #[inline]
             fn would_allow<C: Clock>(&self, clock: &C) -> bool {
                 SharedBreaker::would_allow(self, clock.now())
             }
+            #[inline]
             fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C) {
                 self.trip_for(why, hold, clock.now())
             }
+            #[inline]
             fn policy(&self) -> &Policy {
                 SharedBreaker::policy(self)
             }
+            #[inline]
             fn counters(&self) -> Counters {
                 SharedBreaker::counters(self)
             }

@@ -482,8 +482,14 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
             && !ticket.probe
             && self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
         if !hot {
-            self.report(ticket, outcome, clock);
+            self.report_out_of_line(ticket, outcome, clock);
         }
+    }
+
+    /// [`SharedBreaker::report`], out of line: the caller's loop keeps its registers.
+    #[inline(never)]
+    fn report_out_of_line<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
+        self.report(ticket, outcome, clock)
     }
 
     pub(crate) fn abandon<C: Clock>(&self, ticket: Ticket, clock: &C) {
