@@ -533,6 +533,9 @@ fn path(value: Option<&[TokenTree]>, key: &str) -> Result<Option<String>, String
     }
     let path: TokenStream = path.iter().cloned().collect();
     match syn::parse2::<syn::ExprPath>(path) {
+        // `try` is reserved for `try` blocks: an expression that starts with it is one, never
+        // a path (the other reserved words parse as paths and fail later, in rustc).
+        Ok(p) if p.path.segments.iter().any(|s| s.ident == "try") => Err(not_a_path()),
         Ok(p) if p.attrs.is_empty() && p.qself.is_none() => Ok(Some(p.path.to_token_stream().to_string())),
         _ => Err(not_a_path()),
     }
