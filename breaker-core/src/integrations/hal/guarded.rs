@@ -3,7 +3,7 @@
 use core::future::Future;
 
 use crate::hal::GuardedError;
-use crate::{ByErrorKind, CircuitBreaker, ClassifyHal, Clock, Outcome};
+use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, Outcome};
 
 /// A peripheral with a circuit breaker inside: it implements the very trait its `inner`
 /// implements, so a driver crate written for that trait takes it unchanged.
@@ -181,16 +181,11 @@ where
     C: Clock,
     K: ClassifyHal<Kind, E>,
 {
-    let attempt = breaker.attempt(clock).map_err(GuardedError::Refused)?;
-    match transaction() {
-        Ok(v) => {
-            attempt.record(Outcome::Success);
-            Ok(v)
-        }
-        Err(e) => {
-            attempt.record(Outcome::Error(classify.verdict(&e)));
-            Err(GuardedError::Inner(e))
-        }
+    // Through the kind's own call path (a shared breaker's settles a refusal inline).
+    match breaker.call_classified(clock, transaction, |e| classify.verdict(e)) {
+        Ok(v) => Ok(v),
+        Err(CallError::Refused(r)) => Err(GuardedError::Refused(r)),
+        Err(CallError::Inner(e)) => Err(GuardedError::Inner(e)),
     }
 }
 
