@@ -86,7 +86,7 @@ impl core::fmt::Debug for LastQuota {
 
 /// A breaker a [`QuotaGuard`] can steer: any [`CircuitBreaker`] whose observer is a
 /// [`QuotaObserver`] (it hears of each quota sample) and whose state can be saved and
-/// restored (the guard's [state file](crate::StateFile)): a [`Breaker`] the guard owns, or
+/// restored (the guard's state file, `StateFile` with the feature `state-file`): a [`Breaker`] the guard owns, or
 /// a [`SharedBreaker`] by value, by `&` (in a `static`) or by `Arc`.
 pub trait Steer: CircuitBreaker {
     /// The breaker's observer.
