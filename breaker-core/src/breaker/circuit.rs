@@ -6,7 +6,7 @@ use core::borrow::Borrow;
 use crate::layout::Ticket;
 use crate::{
     Breaker, CallError, Classify, Clock, Counters, Duration, Observer, Outcome, Permit, Policy, Reason, Refused,
-    SharedBreaker, State,
+    SharedBreaker, State, Verdict,
 };
 
 /// A circuit breaker, whatever its storage: the one interface the composites (the retry
@@ -140,6 +140,21 @@ pub trait CircuitBreaker {
         clock: &C,
         f: impl FnOnce() -> Result<T, E>,
     ) -> Result<T, CallError<E>> {
+        self.call_classified(clock, f, E::verdict)
+    }
+
+    /// [`CircuitBreaker::call`] with the verdict given by `classify` instead of
+    /// [`Classify`]. The provided body goes through [`CircuitBreaker::attempt`]; a kind
+    /// with a faster path of its own overrides it (a [`SharedBreaker`]: its
+    /// [`call_classified`](SharedBreaker::call_classified), which settles a refusal in
+    /// the caller's code).
+    #[inline]
+    fn call_classified<T, E, C: Clock>(
+        &mut self,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
         let attempt = self.attempt(clock).map_err(CallError::Refused)?;
         match f() {
             Ok(value) => {
@@ -147,7 +162,7 @@ pub trait CircuitBreaker {
                 Ok(value)
             }
             Err(error) => {
-                attempt.record(Outcome::Error(error.verdict()));
+                attempt.record(Outcome::Error(classify(&error)));
                 Err(CallError::Inner(error))
             }
         }
@@ -270,6 +285,15 @@ impl<B: CircuitBreaker + ?Sized> CircuitBreaker for &mut B {
     fn gates_itself(&self) -> bool {
         (**self).gates_itself()
     }
+    #[inline(always)]
+    fn call_classified<T, E, C: Clock>(
+        &mut self,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
+        (**self).call_classified(clock, f, classify)
+    }
 }
 
 impl<O: Observer> CircuitBreaker for Breaker<O> {
@@ -343,6 +367,15 @@ macro_rules! shared_circuit_breaker {
             #[inline]
             fn counters(&self) -> Counters {
                 SharedBreaker::counters(self)
+            }
+            #[inline(always)]
+            fn call_classified<T, E, C: Clock>(
+                &mut self,
+                clock: &C,
+                f: impl FnOnce() -> Result<T, E>,
+                classify: impl FnOnce(&E) -> Verdict,
+            ) -> Result<T, CallError<E>> {
+                SharedBreaker::call_classified(self, clock, f, classify)
             }
         }
     )*};

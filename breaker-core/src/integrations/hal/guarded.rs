@@ -3,7 +3,7 @@
 use core::future::Future;
 
 use crate::hal::GuardedError;
-use crate::{ByErrorKind, CircuitBreaker, ClassifyHal, Clock, Outcome, Phase};
+use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, Outcome, Phase};
 
 /// A peripheral with a circuit breaker inside: it implements the very trait its `inner`
 /// implements, so a driver crate written for that trait takes it unchanged.
@@ -213,8 +213,17 @@ where
     K: ClassifyHal<Kind, E>,
     Rec: Recover<T>,
 {
+    if !Rec::ACTIVE {
+        // No recovery step: through the kind's own call path (a shared breaker's settles
+        // a refusal inline).
+        return match breaker.call_classified(clock, || transaction(inner), |e| classify.verdict(e)) {
+            Ok(v) => Ok(v),
+            Err(CallError::Refused(r)) => Err(GuardedError::Refused(r)),
+            Err(CallError::Inner(e)) => Err(GuardedError::Inner(e)),
+        };
+    }
     let attempt = breaker.attempt(clock).map_err(GuardedError::Refused)?;
-    if Rec::ACTIVE && attempt.is_probe() && !recover.recover(inner) {
+    if attempt.is_probe() && !recover.recover(inner) {
         attempt.record(Outcome::STRIKE);
         return Err(GuardedError::Unrecovered);
     }
@@ -225,7 +234,7 @@ where
         }
         Err(e) => {
             attempt.record(Outcome::Error(classify.verdict(&e)));
-            if Rec::ACTIVE && breaker.state(clock).phase() == Phase::Open {
+            if breaker.state(clock).phase() == Phase::Open {
                 // This failure tripped it: the step runs now too (its answer is for probes).
                 recover.recover(inner);
             }
