@@ -67,8 +67,13 @@ step "a private redis-server on loopback for the Redis tests"
 REDIS_DIR="$(mktemp -d)"
 REDIS_PID=""
 stop_redis() {
-    if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null || true; fi
-    rm -rf "$REDIS_DIR"
+    # Wait for it to exit before removing its directory: a server still shutting down can
+    # write there while `rm` runs, and the failed `rm` would fail a run whose tests passed.
+    if [ -n "$REDIS_PID" ]; then
+        kill "$REDIS_PID" 2>/dev/null || true
+        wait "$REDIS_PID" 2>/dev/null || true
+    fi
+    rm -rf "$REDIS_DIR" || true
 }
 trap stop_redis EXIT
 for _ in 1 2 3 4 5; do
