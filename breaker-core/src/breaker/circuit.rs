@@ -104,6 +104,11 @@ pub trait CircuitBreaker {
     /// `#[circuit_breaker]` function's registry entry): a composite calling that function
     /// must then not enter the gate a second time, or each outcome would count twice and
     /// the composite would hold the function's own probe. `false` for every other kind.
+    ///
+    /// [`CircuitBreaker::attempt`] honours it (and so `call`, the retry ladder, the quota
+    /// guard and `Guarded`, which then do not gate at all); [`CircuitBreaker::enter`] does
+    /// not, and the tower layer goes through `enter`. Give such an entry only to a
+    /// composite that calls its function.
     #[inline]
     fn gates_itself(&self) -> bool {
         false
