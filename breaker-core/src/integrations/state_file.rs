@@ -206,7 +206,18 @@ struct Header {
 impl Header {
     /// The header of a state file of this format (any version), if `bytes` have one.
     fn of(bytes: &[u8]) -> Option<Header> {
-        serde_json::from_slice(bytes).ok()
+        Header::deserialize(&json_object(bytes).ok()?).ok()
+    }
+}
+
+/// `bytes` as a JSON object: not JSON is [`StateFileProblem::Corrupt`], JSON of another
+/// shape (an array, a number) is [`StateFileProblem::Foreign`].
+fn json_object(bytes: &[u8]) -> Result<serde_json::Value, StateFileProblem> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(StateFileProblem::Corrupt)?;
+    if value.is_object() {
+        Ok(value)
+    } else {
+        Err(StateFileProblem::Foreign("it is JSON, but not an object".into()))
     }
 }
 
@@ -376,10 +387,8 @@ impl SavedState {
     /// assert_eq!(opened.as_millis(), 1_755_267_825_000);
     /// ```
     pub fn from_squad_json(bytes: &[u8]) -> Result<SavedState, StateFileProblem> {
-        let squad: SquadRecord = serde_json::from_slice(bytes).map_err(|e| match e.classify() {
-            serde_json::error::Category::Data => StateFileProblem::Foreign(e.to_string()),
-            _ => StateFileProblem::Corrupt(e),
-        })?;
+        let value = json_object(bytes)?;
+        let squad = SquadRecord::deserialize(&value).map_err(|e| StateFileProblem::Foreign(e.to_string()))?;
         SavedState::from_squad(squad)
     }
 
@@ -506,19 +515,19 @@ impl SavedState {
     pub fn from_json(bytes: &[u8]) -> Result<SavedState, StateFileProblem> {
         // JSON at all first: a field of the wrong type can come before a syntax error (or
         // a string that is not UTF-8) further on, and only JSON is another program's file.
-        if let Err(e) = serde_json::from_slice::<serde_json::Value>(bytes) {
-            return Err(StateFileProblem::Corrupt(e));
-        }
-        let header: Header = match serde_json::from_slice(bytes) {
+        // Every later step reads that parsed value, so none of them can call valid JSON
+        // corrupt (a struct read straight from an array with more elements than it has
+        // fields is a syntax error to serde_json).
+        let value = json_object(bytes)?;
+        let header: Header = match Header::deserialize(&value) {
             Ok(header) => header,
-            Err(e) if e.classify() == serde_json::error::Category::Data => {
+            Err(e) => {
                 // No `format`: Squad's own file, or another program's.
-                return match serde_json::from_slice::<SquadRecord>(bytes) {
+                return match SquadRecord::deserialize(&value) {
                     Ok(squad) => SavedState::from_squad(squad),
                     Err(_) => Err(StateFileProblem::Foreign(e.to_string())),
                 };
             }
-            Err(e) => return Err(StateFileProblem::Corrupt(e)),
         };
         if header.format != FORMAT {
             return Err(StateFileProblem::Foreign(std::format!(
@@ -529,7 +538,7 @@ impl SavedState {
         if header.version != VERSION {
             return Err(StateFileProblem::UnsupportedVersion(header.version));
         }
-        let r: Record = serde_json::from_slice(bytes).map_err(|e| StateFileProblem::Foreign(e.to_string()))?;
+        let r = Record::deserialize(&value).map_err(|e| StateFileProblem::Foreign(e.to_string()))?;
         let last_quota = match (r.last_remaining, r.last_total) {
             (Some(remaining), Some(total)) => Some(Quota::new(remaining, total)),
             (None, None) => None,
@@ -1078,6 +1087,21 @@ mod tests {
         assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
         let (problem, _, _) = rejected(b"[1, 2, 3]");
         assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
+        // An array longer than the header is valid JSON all the same (found by fuzzing:
+        // read as a struct straight from the bytes, it was a syntax error, so corrupt).
+        let (problem, _, _) = rejected(br#"[ "",  2,""]"#);
+        assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
+        for not_an_object in [
+            &b"7"[..],
+            b"\"breaker quota state\"",
+            b"null",
+            br#"["breaker quota state", 1]"#,
+        ] {
+            let (problem, _, _) = rejected(not_an_object);
+            assert!(matches!(problem, StateFileProblem::Foreign(_)), "{problem:?}");
+            let squad = SavedState::from_squad_json(not_an_object).unwrap_err();
+            assert!(matches!(squad, StateFileProblem::Foreign(_)), "{squad:?}");
+        }
         let other_format = open_state().to_json().replace("breaker quota state", "something else");
         let (problem, _, _) = rejected(other_format.as_bytes());
         assert!(
