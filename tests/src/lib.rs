@@ -1,5 +1,6 @@
 //! The project's integration tests live in `tests/`. This library carries the workspace
-//! README, so that its examples run as doctests, and what the tests share: the reference
+//! README and the guide's chapters (`docs/`), so that their examples run as doctests
+//! (`guide`, compiled for doctests only), and what the tests share: the reference
 //! model of the breaker ([`model`]) and the driver that runs it against both breakers
 //! ([`differential`]), the number of cases a property test runs ([`cases`]),
 //! the private Redis server the Redis tests start ([`redis_server`]), the fault-injecting
@@ -10,6 +11,8 @@
 
 pub mod differential;
 pub mod fault_proxy;
+#[cfg(doctest)]
+pub mod guide;
 pub mod model;
 pub mod redis_server;
 pub mod replica;

@@ -30,7 +30,7 @@ async fn retries_sleep_on_tokio_timers() {
     let retried = RETRY
         .ladder(&breaker, &clock)
         .seed(11)
-        .sleep(|d: Duration| tokio::time::sleep(d.into())) // the README's snippet, as written there
+        .sleep(|d: Duration| tokio::time::sleep(d.into())) // the guide's snippet, as written there
         .call_async(async || {
             tokio::time::sleep(std::time::Duration::from_millis(5)).await; // the call's own latency
             if failures_left > 0 {
@@ -56,12 +56,13 @@ async fn retries_sleep_on_tokio_timers() {
     assert_eq!(breaker.counters().failures, 3);
 }
 
-/// The tokio sleep the README and the `Sleep` trait's notes give is the one compiled above,
-/// character for character (with `|d|` alone, `.into()` cannot tell what it converts: E0282).
+/// The tokio sleep the guide's ladder chapter and the `Sleep` trait's notes give is the
+/// one compiled above, character for character (with `|d|` alone, `.into()` cannot tell
+/// what it converts: E0282).
 #[test]
 fn the_documented_tokio_sleep_is_the_compiled_one() {
     const SNIPPET: &str = ".sleep(|d: Duration| tokio::time::sleep(d.into()))";
     assert!(include_str!("retry_tokio.rs").contains(&format!("        {SNIPPET} //")));
-    assert!(include_str!("../../README.md").contains(SNIPPET));
+    assert!(include_str!("../../docs/ladder.md").contains(SNIPPET));
     assert!(include_str!("../../breaker-core/src/compose/ladder.rs").contains(SNIPPET));
 }
