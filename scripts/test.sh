@@ -59,6 +59,21 @@ cargo clippy --workspace --all-targets --features demos/state-file -- -D warning
 step "cargo doc -D warnings"
 RUSTDOCFLAGS=-Dwarnings cargo doc --workspace --no-deps
 
+# ---- the first demo, cold -----------------------------------------------------------------
+# What a fresh clone compiles for the main demo: breaker-core and its few dependencies, and
+# nothing else. The README's first lines state the count; this keeps it true.
+step "the main demo from an empty target directory: the crates it compiles (at most 20)"
+cold_target="$(mktemp -d)"
+CARGO_TARGET_DIR="$cold_target" cargo build -p demos --example outage 2>"$cold_target/build.log" \
+    || { cat "$cold_target/build.log" >&2; exit 1; }
+cold_crates="$(grep -c '^ *Compiling ' "$cold_target/build.log")"
+rm -rf "$cold_target"
+echo "$cold_crates crates"
+if [ "$cold_crates" -gt 20 ] || ! grep -q "cold: $cold_crates crates" README.md; then
+    echo "the main demo compiles $cold_crates crates cold: README.md's first lines must say so, and at most 20" >&2
+    exit 1
+fi
+
 # ---- host tests -------------------------------------------------------------------------
 # The Redis tests need a real server: one of our own on a loopback port (never the default
 # 6379), in a temporary directory, with no persistence, stopped on exit whatever happens.

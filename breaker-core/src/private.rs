@@ -11,6 +11,11 @@
 
 pub use linkme;
 
+/// The attribute whose generated code names `::breaker_embedded`: `breaker-embedded`
+/// re-exports it as its `circuit_breaker`.
+#[cfg(feature = "macros")]
+pub use breaker_macros::circuit_breaker_embedded;
+
 pub use crate::global_clock::GlobalClock as DefaultClock;
 pub use crate::registry::Entry;
 #[cfg(feature = "std")]
@@ -116,6 +121,43 @@ impl<E: Classify + ?Sized> Classified for E {
 pub fn verdict<E: Classified + ?Sized>(error: &E) -> Verdict {
     error.classified()
 }
+
+/// The default `classify` of a function returning `anyhow::Result<T>` (or
+/// `Result<T, anyhow::Error>`): with the `anyhow` feature, [`verdict`]; the expansion
+/// also invokes [`anyhow_feature`], which fails the build without it.
+#[cfg(feature = "anyhow")]
+#[inline(always)]
+pub fn anyhow_verdict<E: Classified + ?Sized>(error: &E) -> Verdict {
+    error.classified()
+}
+
+/// Without the `anyhow` feature, [`anyhow_feature`] has failed the build already: this
+/// only keeps the expansion well-typed, so that its error is the only one.
+#[cfg(not(feature = "anyhow"))]
+pub fn anyhow_verdict<E: ?Sized>(_: &E) -> Verdict {
+    Verdict::Strike
+}
+
+/// Nothing with the `anyhow` feature; without it, the compile error saying to turn it on.
+#[cfg(feature = "anyhow")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __breaker_core_anyhow_feature {
+    () => {};
+}
+
+/// Nothing with the `anyhow` feature; without it, the compile error saying to turn it on.
+#[cfg(not(feature = "anyhow"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __breaker_core_anyhow_feature {
+    () => {
+        ::core::compile_error!(
+            "`anyhow::Error` is classified by breaker-core's `anyhow` feature, which is off: turn it on with `breaker-core = { version = \"0.1\", features = [\"anyhow\"] }` in Cargo.toml (or pass `classify = my_verdict`, naming a `fn my_verdict(error: &anyhow::Error) -> breaker_core::Verdict`)"
+        );
+    };
+}
+pub use crate::__breaker_core_anyhow_feature as anyhow_feature;
 
 /// An argument a retried function takes by value: each attempt gets its own clone.
 #[diagnostic::on_unimplemented(

@@ -14,6 +14,12 @@ mod sleep;
 
 pub use breaker_core::*;
 
+// Shadows the glob's `circuit_breaker` (breaker-core's, whose code names `::breaker_core`).
+/// The `#[circuit_breaker]` attribute, documented at [`breaker_core::circuit_breaker`],
+/// with this crate's defaults: the functions it wraps read [`EmbassyClock`], log through
+/// [`DefmtLog`] with `log`, and sleep between retries with [`EmbassySleep`].
+#[doc(inline)]
+pub use breaker_core::__private::circuit_breaker_embedded as circuit_breaker;
 pub use clock::{embassy_duration, EmbassyClock};
 pub use log::{log_entry, log_registry, Brief, DefmtLog};
 pub use quota_log::DefmtQuotaLog;

@@ -3,32 +3,19 @@
 
 use proc_macro2::{Group, Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned};
-use syn::{AttrStyle, ItemFn, Path};
+use syn::{AttrStyle, ItemFn};
 
 use crate::validate::{Config, Shape};
 
-/// The runtime crate when no `crate = ...` is given: `breaker-embedded` if the user's
-/// crate depends on it (its `__private::DefaultClock` reads embassy-time), else
-/// `breaker-core`, found under whatever name the user's `Cargo.toml` gives it.
-pub fn default_crate() -> Path {
-    use proc_macro_crate::{crate_name, FoundCrate};
-    let found = |package: &str, itself: &str| match crate_name(package) {
-        // Inside the runtime crate itself: it declares `extern crate self as <name>;`.
-        Ok(FoundCrate::Itself) => Some(format_ident!("{itself}")),
-        Ok(FoundCrate::Name(name)) => Some(format_ident!("{name}")),
-        Err(_) => None,
-    };
-    let name = found("breaker-embedded", "breaker_embedded")
-        .or_else(|| found("breaker-core", "breaker_core"))
-        .unwrap_or_else(|| format_ident!("breaker_core"));
-    syn::parse_quote!(::#name)
-}
-
-/// The wrapped function.
-pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
+/// The wrapped function; its code names the runtime crate `::{runtime}` unless the
+/// arguments give `crate = ...`.
+pub fn expand(config: Config, shape: Shape, mut func: ItemFn, runtime: &str) -> TokenStream {
     // With `fallback`, parameters written as patterns are named, to be passed on.
     let fallback_args = config.fallback.as_ref().map(|_| crate::fallback::rebind(&mut func));
-    let krate = config.krate.clone().unwrap_or_else(default_crate);
+    let krate = config.krate.clone().unwrap_or_else(|| {
+        let name = format_ident!("{runtime}");
+        syn::parse_quote!(::#name)
+    });
     let private = quote!(#krate::__private);
     let ItemFn {
         attrs,
@@ -95,13 +82,19 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
     // `fn(&E) -> Verdict` once `E` is known: a wrong signature is then a plain type
     // mismatch naming the expected `fn(&E) -> Verdict` (as a bound on a closure type it
     // was E0631, suggesting a closure the attribute does not accept).
+    // anyhow's error is classified by breaker-core's `anyhow` feature: without it, the
+    // check below says so (and `anyhow_verdict` keeps its error the only one).
     let verdict_of = |error: &TokenStream| match &config.classify {
         Some(path) => quote!(#private::classify_with(#error, #path)),
         None => {
-            let verdict = at_error("verdict");
+            let verdict = at_error(if shape.anyhow { "anyhow_verdict" } else { "verdict" });
             quote_spanned!(error_span=> #verdict(#error))
         }
     };
+    let anyhow_check = (shape.anyhow && config.classify.is_none()).then(|| {
+        let check = at_error("anyhow_feature");
+        quote_spanned!(error_span=> #check!();)
+    });
 
     // Gives the closure (or async block) the function's return type before its body is
     // type-checked, so `?` and `.into()` in the body infer exactly as they did in the
@@ -307,6 +300,7 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn) -> TokenStream {
         #(#outer_attrs)*
         #vis #sig {
             #(#inner_attrs)*
+            #anyhow_check
             #body
         }
     }

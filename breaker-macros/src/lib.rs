@@ -19,8 +19,24 @@ use crate::errors::Errors;
 /// `breaker-embedded`, which re-export it. Its full documentation (the arguments, what
 /// it generates, every compile error) is on `breaker_core::circuit_breaker`, where its
 /// links resolve.
+///
+/// The code it generates names `::breaker_core` unless `crate = ...` says otherwise.
 #[proc_macro_attribute]
 pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
+    attribute(args, item, "breaker_core")
+}
+
+/// The same attribute as `breaker-embedded` re-exports it (as `circuit_breaker`): the
+/// code it generates names `::breaker_embedded` unless `crate = ...` says otherwise, so
+/// that its defaults are embassy's clock, defmt logs and embassy's timer.
+#[proc_macro_attribute]
+pub fn circuit_breaker_embedded(args: TokenStream, item: TokenStream) -> TokenStream {
+    attribute(args, item, "breaker_embedded")
+}
+
+/// The attribute, generating code that names the runtime crate `::{runtime}` when the
+/// arguments give no `crate = ...`.
+fn attribute(args: TokenStream, item: TokenStream, runtime: &str) -> TokenStream {
     let item = proc_macro2::TokenStream::from(item);
     let mut errors = Errors::default();
     let args = args::parse(args.into(), &mut errors);
@@ -34,15 +50,20 @@ pub fn circuit_breaker(args: TokenStream, item: TokenStream) -> TokenStream {
         }
     };
     let shape = func.as_ref().and_then(|f| validate::check_fn(&f.sig, &mut errors));
-    if let (Some(func), Some(_)) = (&func, &config.retry) {
+    if let (Some(func), Some(retry)) = (&func, &config.retry) {
         retry::check_fn(&func.sig, &mut errors);
+        // breaker-core has no async timer; another runtime crate (breaker-embedded, or
+        // one named by `crate = ...`) may have one, which the ladder's bound checks.
+        if runtime == "breaker_core" && config.krate.is_none() {
+            retry::check_async_sleep(&func.sig, retry, &mut errors);
+        }
     }
     if let (Some(f), Some(path)) = (&func, &config.fallback) {
         fallback::check(&f.sig, path, &mut errors);
     }
 
     match (func, shape) {
-        (Some(func), Some(shape)) if errors.is_empty() => expand::expand(config, shape, func).into(),
+        (Some(func), Some(shape)) if errors.is_empty() => expand::expand(config, shape, func, runtime).into(),
         // On any error: our messages, and the item exactly as written, so the rest of
         // the crate still sees the function and reports nothing more.
         _ => {

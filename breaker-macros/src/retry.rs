@@ -72,6 +72,8 @@ pub struct RetryConfig {
     pub budget: Option<u32>,
     /// `retry_sleep`.
     pub sleep: Option<Path>,
+    /// Where `retry` was written.
+    pub at: Span,
 }
 
 /// Parses one retry argument if the input starts with one of their keys; `None` if it
@@ -223,7 +225,7 @@ fn jitter(value: &Expr, errors: &mut Errors) -> Option<&'static str> {
 /// Applies the defaults and checks the retry arguments against each other. `None` when
 /// there is no `retry` (then every other retry argument is an error).
 pub fn config(args: RetryArgs, errors: &mut Errors) -> Option<RetryConfig> {
-    let Some((retries, _)) = args.retries else {
+    let Some((retries, at)) = args.retries else {
         let retry_written = args.seen.iter().any(|(k, _)| *k == "retry");
         if !retry_written {
             for (key, span) in args.seen.iter().filter(|(k, _)| *k != "retry") {
@@ -261,6 +263,7 @@ pub fn config(args: RetryArgs, errors: &mut Errors) -> Option<RetryConfig> {
         jitter: args.jitter.unwrap_or("None"),
         budget: args.budget,
         sleep: args.sleep,
+        at,
     })
 }
 
@@ -274,6 +277,17 @@ pub fn check_fn(sig: &Signature, errors: &mut Errors) {
                 "`#[circuit_breaker(retry = ..)]` runs the body once per attempt, and a method taking `self` by value could consume it in the first one; take `&self` (or `&mut self`), or clone `self` into a helper function that you annotate instead",
             ));
         }
+    }
+}
+
+/// Checks that a retried `async fn` through breaker-core names its sleep: breaker-core
+/// has no async timer to wait between attempts on.
+pub fn check_async_sleep(sig: &Signature, retry: &RetryConfig, errors: &mut Errors) {
+    if sig.asyncness.is_some() && retry.sleep.is_none() {
+        errors.push(syn::Error::new(
+            retry.at,
+            "a retried `async fn` needs `retry_sleep = path::to::sleep`: breaker-core has no async timer to wait on between attempts; name a `fn(Duration) -> impl Future<Output = ()>` on your runtime's timer, for example `async fn sleep(d: breaker_core::Duration) { tokio::time::sleep(d.into()).await }` (`breaker_embedded::circuit_breaker` sleeps on embassy's `Timer` without it)",
+        ));
     }
 }
 
@@ -330,6 +344,7 @@ pub fn attempts(retry: &RetryConfig, sig: &Signature, cx: &Context) -> TokenStre
         jitter,
         budget,
         sleep,
+        ..
     } = retry;
     let ms = |ms: u32| quote!(#private::Duration::from_millis(#ms));
     let [retries, backoff] = [*retries, *backoff].map(Literal::u32_unsuffixed);

@@ -118,6 +118,9 @@ pub struct Shape {
     pub error_span: Span,
     /// Whether the return type can be written as a `let` type (no `impl Trait`).
     pub nameable: bool,
+    /// Whether the error type is written as anyhow's: `anyhow::Result<T>` or
+    /// `Result<T, anyhow::Error>`, which breaker-core classifies with its `anyhow` feature.
+    pub anyhow: bool,
 }
 
 /// Checks that the function can be wrapped.
@@ -146,6 +149,7 @@ pub fn check_fn(sig: &Signature, errors: &mut Errors) -> Option<Shape> {
             ret: (**ty).clone(),
             error_span,
             nameable: !mentions_impl(ty.to_token_stream()),
+            anyhow: names_anyhow(ty),
         }),
         None => {
             let message = match &**ty {
@@ -202,6 +206,36 @@ fn result_error_span(ty: &Type) -> Option<Span> {
     Some(error.unwrap_or_else(|| ty.span()))
 }
 
+/// Whether a `Result` type names anyhow's error: `anyhow::Result<T>` (no second
+/// argument) or `..Result<T, anyhow::Error>`.
+fn names_anyhow(ty: &Type) -> bool {
+    let is_path = |ty: &Type, names: &[&str]| {
+        matches!(ty, Type::Path(p) if p.qself.is_none()
+            && p.path.segments.len() == names.len()
+            && p.path.segments.iter().zip(names).all(|(s, n)| s.ident == n))
+    };
+    let Type::Path(path) = ty else { return false };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    let types: Vec<&Type> = args
+        .args
+        .iter()
+        .filter_map(|a| match a {
+            GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .collect();
+    match types[..] {
+        [_] => path.path.segments.len() == 2 && path.path.segments[0].ident == "anyhow" && last.ident == "Result",
+        [_, error] => is_path(error, &["anyhow", "Error"]),
+        _ => false,
+    }
+}
+
 /// A type as users write it: `Option<u32>`, not `Option < u32 >`.
 pub(crate) fn type_text(ty: &Type) -> String {
     let mut text = ty.to_token_stream().to_string();
@@ -242,6 +276,24 @@ mod tests {
         let mut errors = Errors::default();
         let shape = check_fn(&sig, &mut errors);
         (shape, errors.is_empty())
+    }
+
+    #[test]
+    fn anyhow_error_is_told_by_how_it_is_written() {
+        for (ret, anyhow) in [
+            ("anyhow::Result<u32>", true),
+            ("Result<u32, anyhow::Error>", true),
+            ("std::result::Result<(), anyhow::Error>", true),
+            // A second argument replaces anyhow's error.
+            ("anyhow::Result<u32, MyError>", false),
+            ("Result<u32, MyError>", false),
+            ("io::Result<u32>", false),
+            ("Result<u32, my::anyhow::Error>", false),
+        ] {
+            let (s, ok) = shape(&format!("fn f() -> {ret}"));
+            assert!(ok, "{ret}");
+            assert_eq!(s.unwrap().anyhow, anyhow, "{ret}");
+        }
     }
 
     #[test]
