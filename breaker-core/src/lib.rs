@@ -49,7 +49,7 @@ pub use chain::{
     Backup, BackupReport, BackupSpent, Backups, ChainError, ChainObserver, ChainPhase, ChainReport, FallbackChain,
     FallbackEvent, Route, Turn, DEFAULT_CHAIN_POLICY,
 };
-pub use circuit::{Attempt, CallTicket, CircuitBreaker, SharedTicket};
+pub use circuit::{Attempt, CallTicket, CircuitBreaker, GuardsCalls, SharedTicket};
 pub use convert::DurationOutOfRange;
 pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]

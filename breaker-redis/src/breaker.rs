@@ -673,3 +673,7 @@ macro_rules! redis_circuit_breaker {
 }
 
 redis_circuit_breaker!(RedisBreaker, &RedisBreaker);
+
+// A Redis-shared breaker's gate guards whatever call goes through it.
+impl breaker_core::GuardsCalls for RedisBreaker {}
+impl breaker_core::GuardsCalls for &RedisBreaker {}

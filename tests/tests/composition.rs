@@ -15,9 +15,9 @@ use std::sync::Arc;
 use breaker_core::hal::Guarded;
 use breaker_core::tower::CircuitBreakerLayer;
 use breaker_core::{
-    circuit_breaker, registry, Breaker, CallError, CircuitBreaker, Classify, Counters, Duration, HealthRouter, Instant,
-    ManualClock, Phase, Policy, Priority, QuotaGuard, QuotaPolicy, Refusal, RetryPolicy, RouterError, Row,
-    SharedBreaker, Steer, Tool, WindowSize, Windowed,
+    circuit_breaker, registry, Breaker, CallError, CircuitBreaker, Classify, Counters, Duration, GuardsCalls,
+    HealthRouter, Instant, ManualClock, Phase, Policy, Priority, QuotaGuard, QuotaPolicy, Refusal, RetryPolicy,
+    RouterError, Row, SharedBreaker, Steer, Tool, WindowSize, Windowed,
 };
 use embedded_hal::i2c::{ErrorKind, ErrorType, I2c, NoAcknowledgeSource, Operation};
 
@@ -156,7 +156,7 @@ fn quota_guard<B: Steer>(b: B, clock: &ManualClock, reached: &AtomicU32, settle:
 }
 
 /// The tower layer over `b` (a handle that clones into the same breaker).
-fn tower_layer<B: CircuitBreaker + Clone>(
+fn tower_layer<B: GuardsCalls + Clone>(
     b: B,
     clock: &'static ManualClock,
     reached: &'static AtomicU32,
@@ -228,7 +228,7 @@ impl I2c for Bus<'_> {
 }
 
 /// `Guarded` over `b`: each transaction one call.
-fn guarded<B: CircuitBreaker>(b: B, clock: &ManualClock, reached: &AtomicU32, settle: Settle) -> Run {
+fn guarded<B: GuardsCalls>(b: B, clock: &ManualClock, reached: &AtomicU32, settle: Settle) -> Run {
     let mut bus = Guarded::new(Bus { reached, up: false }, b, clock);
     script(clock, |up| {
         bus.inner_mut().up = up;

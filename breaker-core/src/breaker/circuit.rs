@@ -105,10 +105,10 @@ pub trait CircuitBreaker {
     /// must then not enter the gate a second time, or each outcome would count twice and
     /// the composite would hold the function's own probe. `false` for every other kind.
     ///
-    /// [`CircuitBreaker::attempt`] honours it (and so `call`, the retry ladder, the quota
-    /// guard and `Guarded`, which then do not gate at all); [`CircuitBreaker::enter`] does
-    /// not, and the tower layer goes through `enter`. Give such an entry only to a
-    /// composite that calls its function.
+    /// [`CircuitBreaker::attempt`] honours it (and so `call` and the retry ladder, which
+    /// then do not gate at all); [`CircuitBreaker::enter`] does not. The composites that
+    /// gate calls they do not make (the tower layer, `Guarded`) take only kinds that are
+    /// [`GuardsCalls`], which an entry is not.
     #[inline]
     fn gates_itself(&self) -> bool {
         false
@@ -173,6 +173,34 @@ pub trait CircuitBreaker {
         }
     }
 }
+
+/// A [`CircuitBreaker`] that can guard calls it does not make itself: every kind but a
+/// registry [`Entry`](crate::registry::Entry). The tower layer (feature `tower`) and
+/// `Guarded` (feature `embedded-hal`) take one, since they gate whatever their service or
+/// peripheral does.
+///
+/// A `#[circuit_breaker]` function's entry already gates every call of its function: a
+/// layer in front of a service calling that function would enter the same gate a second
+/// time, count each outcome twice and hold the function's own probe. So an entry is not
+/// one, and giving it to the layer or to `Guarded` does not compile. (A breaker listed with
+/// [`register!`](crate::register) is at hand as its `static`: give them that.)
+///
+/// A kind of your own implements it (the impl is empty) when its gate guards whatever
+/// call goes through it, as every kind of this crate but the entry does.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot guard calls it does not make itself",
+    label = "a registry entry: its `#[circuit_breaker]` function already gates itself",
+    note = "a tower layer or `Guarded` gates every call of its service or peripheral; over an annotated function's entry each outcome would count twice and the layer would hold the function's own probe",
+    note = "give the layer a breaker of its own (a `static SharedBreaker`, or an `Arc<SharedBreaker<..>>`), or call the annotated function without the layer; for a breaker listed with `register!`, give its `static`"
+)]
+pub trait GuardsCalls: CircuitBreaker {}
+
+impl<B: GuardsCalls + ?Sized> GuardsCalls for &mut B {}
+impl<O: Observer> GuardsCalls for Breaker<O> {}
+impl<O: ?Sized + Observer, P: Borrow<Policy>> GuardsCalls for SharedBreaker<O, P> {}
+impl<O: ?Sized + Observer, P: Borrow<Policy>> GuardsCalls for &SharedBreaker<O, P> {}
+#[cfg(feature = "std")]
+impl<O: ?Sized + Observer, P: Borrow<Policy>> GuardsCalls for std::sync::Arc<SharedBreaker<O, P>> {}
 
 /// A ticket handed out by a [`CircuitBreaker`]'s gate.
 pub trait CallTicket {

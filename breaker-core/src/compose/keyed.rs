@@ -566,6 +566,8 @@ impl CallTicket for KeyedTicket {
     }
 }
 
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> crate::GuardsCalls for KeyedEntry<'_, K, N, O, P> {}
+
 impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> CircuitBreaker for KeyedEntry<'_, K, N, O, P> {
     type Ticket = KeyedTicket;
 
@@ -914,6 +916,8 @@ mod map {
             }
         }
     }
+
+    impl<O: Observer, P: Borrow<Policy>> crate::GuardsCalls for MapEntry<O, P> {}
 
     impl<O: Observer, P: Borrow<Policy>> CircuitBreaker for MapEntry<O, P> {
         type Ticket = Option<SharedTicket>;

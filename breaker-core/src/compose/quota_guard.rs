@@ -88,6 +88,12 @@ impl core::fmt::Debug for LastQuota {
 /// [`QuotaObserver`] (it hears of each quota sample) and whose state can be saved and
 /// restored (the guard's state file, feature `state-file`): a [`Breaker`] the guard owns, or
 /// a [`SharedBreaker`] by value, by `&` (in a `static`) or by `Arc`.
+#[diagnostic::on_unimplemented(
+    message = "a quota guard cannot steer `{Self}`",
+    label = "the guard needs a breaker whose observer hears each quota sample and whose state it can save and restore",
+    note = "give the guard a `Breaker<O>` or a `SharedBreaker<O, ..>` (by value, `&` or `Arc`) whose observer `O` is a `QuotaObserver` (`LastQuota`, or `()`)",
+    note = "a registry entry's observer and policy are fixed by its function or `static`, and a Redis-shared breaker's state lives in Redis, not in a snapshot: guard the quota with a breaker of its own"
+)]
 pub trait Steer: CircuitBreaker {
     /// The breaker's observer.
     type Observer: ?Sized + QuotaObserver;

@@ -98,5 +98,5 @@ mod verdicts;
 
 pub use devices::{DeviceBreakers, DeviceTableError};
 pub use error::GuardedError;
-pub use guarded::{AsyncRecover, Guarded, NoRecovery, PickBreaker, Recover};
+pub use guarded::{AsyncRecover, Guarded, GuardsPeripheral, NoRecovery, PickBreaker, Recover};
 pub use verdicts::{ByErrorKind, ClassifyHal};

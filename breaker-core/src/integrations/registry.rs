@@ -277,7 +277,8 @@ impl Entry {
 
 /// An entry is its breaker read through its own clock: the clock a composite passes is
 /// not read (see [`CircuitBreaker`]). A `#[circuit_breaker]` function's entry
-/// [gates itself](Entry::gates_itself).
+/// [gates itself](Entry::gates_itself), so an entry is not
+/// [`GuardsCalls`](crate::GuardsCalls): the tower layer and `Guarded` do not take it.
 impl CircuitBreaker for &Entry {
     type Ticket = SharedTicket;
 

@@ -65,7 +65,7 @@ use std::boxed::Box;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use crate::{CallTicket, CircuitBreaker, Classify, Clock, Outcome, Refusal, RefusalReason, Refused};
+use crate::{CallTicket, CircuitBreaker, Classify, Clock, GuardsCalls, Outcome, Refusal, RefusalReason, Refused};
 
 /// The error type of a [`CircuitBreakerService`]: the inner service's error, boxed, or a
 /// [`Refused`] (tower's `BoxError`).
@@ -230,11 +230,11 @@ pub struct CircuitBreakerLayer<B, C, K = ByClassify> {
     classify: K,
 }
 
-impl<B, C> CircuitBreakerLayer<B, C> {
+impl<B: GuardsCalls, C> CircuitBreakerLayer<B, C> {
     /// A layer guarding services with `breaker`: any [`CircuitBreaker`] handle that clones
     /// into the same breaker (a `&'static SharedBreaker`, an `Arc<SharedBreaker<..>>`, a
-    /// registry entry, a `RedisBreaker`), reading `clock`, classifying errors with
-    /// [`Classify`].
+    /// `RedisBreaker`), reading `clock`, classifying errors with [`Classify`]. Not a
+    /// registry entry, which guards its own function only ([`GuardsCalls`]).
     pub const fn new(breaker: B, clock: C) -> Self {
         CircuitBreakerLayer {
             breaker,
@@ -315,7 +315,7 @@ impl<S, Req, B, C, K> Service<Req> for CircuitBreakerService<S, B, C, K>
 where
     S: Service<Req>,
     S::Error: Into<BoxError>,
-    B: CircuitBreaker + Clone,
+    B: GuardsCalls + Clone,
     C: Clock + Clone,
     K: ClassifyResult<S::Response, S::Error> + Clone,
 {

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::hal::PickBreaker;
+use crate::hal::{GuardsPeripheral, PickBreaker};
 use crate::{Observer, SharedBreaker};
 
 /// One [`SharedBreaker`] per device on a shared I2C bus, keyed by 7-bit address: a fixed
@@ -175,6 +175,8 @@ const fn check<O: Observer, const N: usize>(devices: &[(u8, SharedBreaker<O>); N
     }
     Ok(())
 }
+
+impl<const N: usize, O: Observer> GuardsPeripheral for &DeviceBreakers<N, O> {}
 
 impl<'t, const N: usize, O: Observer> PickBreaker<u8> for &'t DeviceBreakers<N, O> {
     type Breaker<'a>

@@ -3,7 +3,7 @@
 use core::future::Future;
 
 use crate::hal::GuardedError;
-use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, Outcome, Phase};
+use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, GuardsCalls, Outcome, Phase};
 
 /// A peripheral with a circuit breaker inside: it implements the very trait its `inner`
 /// implements, so a driver crate written for that trait takes it unchanged.
@@ -72,9 +72,10 @@ pub struct Guarded<T, B, C, K = ByErrorKind, R = NoRecovery> {
     recover: R,
 }
 
-impl<T, B, C> Guarded<T, B, C> {
-    /// `inner`, guarded by `breakers` (any [`CircuitBreaker`], or a `&DeviceBreakers`: see [`PickBreaker`]), which
-    /// read `clock`; verdicts from the HAL's `ErrorKind` ([`ByErrorKind`]).
+impl<T, B: GuardsPeripheral, C> Guarded<T, B, C> {
+    /// `inner`, guarded by `breakers` (a breaker that [guards calls](GuardsCalls), or a
+    /// `&DeviceBreakers`: see [`PickBreaker`]), which read `clock`; verdicts from the HAL's
+    /// `ErrorKind` ([`ByErrorKind`]).
     pub const fn new(inner: T, breakers: B, clock: C) -> Self {
         Guarded {
             inner,
@@ -166,9 +167,10 @@ impl<T, B, C, K, R> Guarded<T, B, C, K, R> {
 /// Picks the breaker that guards a transaction to `address` (an I2C address; `()` where
 /// transactions have none).
 ///
-/// - Any [`CircuitBreaker`] (a `&SharedBreaker`, an `Arc<SharedBreaker>`, a [`Breaker`](crate::Breaker)
-///   owned by the peripheral, a registry entry, a Redis-shared breaker): one breaker for
-///   every transaction, whatever the address.
+/// - Any breaker that [guards calls](GuardsCalls) (a `&SharedBreaker`, an
+///   `Arc<SharedBreaker>`, a [`Breaker`](crate::Breaker) owned by the peripheral, a
+///   Redis-shared breaker): one breaker for every transaction, whatever the address. Not a
+///   registry entry, which guards its own function only.
 /// - `&DeviceBreakers`: the breaker listed for the address, so that one dead sensor is
 ///   refused while its neighbours on the same bus keep working; `None` for an address the
 ///   table does not list.
@@ -183,7 +185,7 @@ pub trait PickBreaker<A> {
     fn pick(&mut self, address: A) -> Option<Self::Breaker<'_>>;
 }
 
-impl<A, B: CircuitBreaker> PickBreaker<A> for B {
+impl<A, B: GuardsCalls> PickBreaker<A> for B {
     type Breaker<'a>
         = &'a mut B
     where
@@ -194,6 +196,18 @@ impl<A, B: CircuitBreaker> PickBreaker<A> for B {
         Some(self)
     }
 }
+
+/// What [`Guarded::new`] takes: a breaker that [guards calls](GuardsCalls) (one for every
+/// transaction), or a `&DeviceBreakers` (one per address). The [`PickBreaker`] impls say
+/// which breaker a transaction goes through.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot guard a peripheral's transactions",
+    label = "`Guarded` needs a breaker that guards calls it does not make itself, or a `&DeviceBreakers`",
+    note = "a registry entry guards its own `#[circuit_breaker]` function only: give `Guarded` a breaker of its own (a `&'static SharedBreaker`, an `Arc<SharedBreaker<..>>`, a `Breaker`), or a `&DeviceBreakers` for one per address"
+)]
+pub trait GuardsPeripheral {}
+
+impl<B: GuardsCalls> GuardsPeripheral for B {}
 
 /// One blocking transaction through `breaker`: its gate, the transaction, its outcome
 /// (for a shared breaker's closed state: the state word read before and after, nothing
