@@ -5,6 +5,7 @@ pub(crate) mod atomic;
 pub(crate) mod call_async;
 pub(crate) mod circuit;
 pub(crate) mod layout;
+pub(crate) mod live;
 pub(crate) mod machine;
 pub(crate) mod outcome;
 pub(crate) mod padded;

@@ -33,7 +33,9 @@ pub use integrations::timeline;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
 
-use breaker::{atomic, circuit, layout, machine, outcome, padded, policy, refusal, shared, single, snapshot, time};
+use breaker::{
+    atomic, circuit, layout, live, machine, outcome, padded, policy, refusal, shared, single, snapshot, time,
+};
 use compose::{ladder, quota, quota_guard, retry, rng};
 #[cfg(feature = "std")]
 use integrations::quota_log;
@@ -63,6 +65,7 @@ pub use integrations::rtic_clock::{MonotonicMillis, RticClock};
 pub use keyed::{KeyedBreakerMap, MapEntry};
 pub use keyed::{KeyedBreakers, KeyedEntry, KeyedTable, KeyedTicket, TableError, TableKey};
 pub use ladder::{BlockingSleep, ByClassify, Classifier, DefaultSleep, Ladder, Notify, Retried, Sleep, Stop};
+pub use live::{LivePolicy, PolicyStore, ReadPolicy, Reloadable};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
 pub use policy::{Policy, PolicyError, MAX_BACKOFF_STEP, MAX_PROBES, MAX_TRIP};

@@ -662,8 +662,8 @@ macro_rules! redis_circuit_breaker {
             fn trip<C: Clock>(&mut self, why: Reason, _: breaker_core::Duration, _: &C) {
                 RedisBreaker::trip(self, why)
             }
-            fn policy(&self) -> &Policy {
-                RedisBreaker::policy(self)
+            fn policy(&self) -> Policy {
+                *RedisBreaker::policy(self)
             }
             fn counters(&self) -> Counters {
                 RedisBreaker::counters(self)

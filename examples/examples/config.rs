@@ -1,23 +1,29 @@
 //! Breakers built at start-up from a configuration file, with no `static` and no leak: each
-//! upstream's policy comes from JSON, its breaker is a `SharedBreaker` owning its policy in
-//! an `Arc`, the health router borrows them (`Tool::shared`), the tower stack holds an `Arc`
-//! clone, and the retry ladder climbs through one by reference. Everything is dropped when
-//! `main` returns.
+//! upstream's policy comes from JSON, its breaker is a `SharedBreaker` owning its policy (a
+//! `LivePolicy`, so that a changed file reloads it) in an `Arc`, the health router borrows
+//! them (`Tool::shared`), the tower stack holds an `Arc` clone, the retry ladder climbs
+//! through one by reference, and a fallback chain owns its primary's policy. Everything is
+//! dropped when `main` returns.
 //!
 //! ```text
-//! cargo run -p examples --example config                  # the built-in configuration
+//! cargo run -p examples --example config                          # the built-in configuration
 //! cargo run -p examples --example config -- my-config.json
+//! cargo run -p examples --example config -- my-config.json --watch  # then reload on each change
 //! ```
 //!
 //! The program names its tools (`search`, `search-mirror`): a configuration sets their
 //! policies and substitutes, and a name the program does not know is an error, not a tool.
+//! With `--watch` it reads the file again every second and, when it changed, gives each
+//! breaker its new policy at once, keeping its state (`SharedBreaker::reload`); a file that
+//! no longer reads, or that adds or removes a tool, is reported and changes nothing.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use breaker_core::tower::CircuitBreakerLayer;
 use breaker_core::{
-    Classify, Clock, Duration, HealthRouter, Instant, ManualClock, Phase, Policy, RetryPolicy, Row, SharedBreaker, Tool,
+    Backup, Classify, Clock, Duration, FallbackChain, HealthRouter, Instant, LivePolicy, ManualClock, Phase, Policy,
+    RetryPolicy, Route, Row, SharedBreaker, Tool,
 };
 use serde::Deserialize;
 
@@ -49,8 +55,8 @@ pub const DEFAULT_CONFIG: &str = r#"{
     "retries": 1
 }"#;
 
-/// One owned breaker per configured tool.
-pub type Breakers = BTreeMap<&'static str, Arc<SharedBreaker<(), Policy>>>;
+/// One owned breaker per configured tool, its policy live.
+pub type Breakers = BTreeMap<&'static str, Arc<SharedBreaker<(), LivePolicy>>>;
 
 /// Reads `text`: the breakers, one per tool it configures, or why not.
 pub fn build(text: &str) -> Result<(Config, Breakers), String> {
@@ -58,7 +64,9 @@ pub fn build(text: &str) -> Result<(Config, Breakers), String> {
     let mut breakers = Breakers::new();
     for (name, policy) in &config.upstreams {
         let tool = known(name)?;
-        breakers.insert(tool, Arc::new(SharedBreaker::with_policy(*policy)));
+        let breaker = SharedBreaker::try_with_policy(LivePolicy::new(*policy))
+            .map_err(|e| format!("configuration: {name}: {e}"))?;
+        breakers.insert(tool, Arc::new(breaker));
     }
     for name in &config.substitutes {
         if !breakers.contains_key(known(name)?) {
@@ -71,6 +79,44 @@ pub fn build(text: &str) -> Result<(Config, Breakers), String> {
         return Err("configuration: \"upstreams\" has no \"search\"".into());
     }
     Ok((config, breakers))
+}
+
+/// Gives the running breakers the policies of a changed configuration `text`, at once and
+/// keeping their state; returns a line per policy that changed. An error, and no change, if
+/// the text does not read or configures other tools than the running ones.
+pub fn reload(breakers: &Breakers, text: &str) -> Result<Vec<String>, String> {
+    let config: Config = serde_json::from_str(text).map_err(|e| format!("configuration: {e}"))?;
+    let mut tools = Vec::new();
+    for name in config.upstreams.keys() {
+        tools.push(known(name)?);
+    }
+    if !tools.iter().eq(breakers.keys()) {
+        return Err(format!(
+            "configuration: the tools changed ({tools:?}, running {:?}); restart to change them",
+            breakers.keys().collect::<Vec<_>>()
+        ));
+    }
+    // Checked before any breaker changes: these breakers keep no window.
+    if let Some(name) = config.upstreams.iter().find_map(|(n, p)| p.window().map(|_| n)) {
+        return Err(format!(
+            "configuration: {name}: a failure-rate policy needs a breaker with a window; restart to change it"
+        ));
+    }
+    let mut changed = Vec::new();
+    for (tool, policy) in tools.into_iter().zip(config.upstreams.values()) {
+        let breaker = &breakers[tool];
+        if *breaker.policy() != *policy {
+            breaker
+                .reload(*policy)
+                .map_err(|e| format!("configuration: {tool}: {e}"))?;
+            changed.push(format!(
+                "reloaded {tool}: trip {}, cooldown {} ms",
+                policy.trip(),
+                policy.cooldown().as_millis()
+            ));
+        }
+    }
+    Ok(changed)
 }
 
 /// The program's own name for `name`, or the error of a tool it does not have.
@@ -139,6 +185,23 @@ pub fn run(config: &Config, breakers: &Breakers, clock: &ManualClock) -> Vec<Str
         search.phase(clock.now())
     ));
     debug_assert_eq!(search.phase(clock.now()), Phase::Closed);
+
+    // A fallback chain owning its primary's policy (the configured one for `search`),
+    // with the substitutes as its backups: while the primary is down, turns go to them.
+    let backups: [Backup; 1] = [Backup::new(known(&config.substitutes[0]).expect("checked by build"))];
+    let policy = config.upstreams["search"];
+    let chain = FallbackChain::with_policy(policy, "search", backups);
+    for _ in 0..policy.trip() {
+        let _ = chain.call(clock, |_| Err::<(), _>(Down));
+    }
+    let turn = chain.call(clock, |route| match route {
+        Route::Backup { name, .. } => Ok::<_, Down>(name),
+        _ => Err(Down),
+    });
+    lines.push(format!(
+        "chain: search down, turn served by {}",
+        turn.unwrap_or("nobody")
+    ));
     lines
 }
 
@@ -153,13 +216,16 @@ fn ready<F: std::future::Future>(f: F) -> F::Output {
 }
 
 fn main() {
-    let text = match std::env::args().nth(1) {
-        Some(path) => std::fs::read_to_string(&path).unwrap_or_else(|e| {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let path = args.iter().find(|a| !a.starts_with("--"));
+    let watch = args.iter().any(|a| a == "--watch");
+    let read = |path: &str| {
+        std::fs::read_to_string(path).unwrap_or_else(|e| {
             eprintln!("config: {path}: {e}");
             std::process::exit(2)
-        }),
-        None => DEFAULT_CONFIG.to_owned(),
+        })
     };
+    let mut text = path.map_or_else(|| DEFAULT_CONFIG.to_owned(), |p| read(p));
     let (config, breakers) = build(&text).unwrap_or_else(|e| {
         eprintln!("config: {e}");
         std::process::exit(2)
@@ -167,5 +233,23 @@ fn main() {
     let clock = ManualClock::new(Instant::ZERO);
     for line in run(&config, &breakers, &clock) {
         println!("{line}");
+    }
+    let (Some(path), true) = (path, watch) else { return };
+    // On a timer: the file read again each second, its policies given to the running
+    // breakers when it changed.
+    println!("watching {path} (Ctrl-C to stop)");
+    loop {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        let Ok(now) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        if now == text {
+            continue;
+        }
+        match reload(&breakers, &now) {
+            Ok(lines) => lines.iter().for_each(|l| println!("{l}")),
+            Err(e) => eprintln!("config: {e} (running on as before)"),
+        }
+        text = now;
     }
 }

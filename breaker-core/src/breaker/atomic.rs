@@ -3,13 +3,18 @@
 //! under `cfg(loom)` model checking.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::hint::spin_loop;
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+
+#[cfg(not(loom))]
+pub(crate) use core::hint::spin_loop;
 
 #[cfg(all(not(loom), feature = "portable-atomic"))]
-pub(crate) use portable_atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use portable_atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(all(not(loom), not(feature = "portable-atomic")))]
-pub(crate) use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+pub(crate) use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 #[cfg(all(not(loom), not(feature = "portable-atomic"), not(target_has_atomic = "64")))]
 compile_error!(

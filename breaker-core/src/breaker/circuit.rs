@@ -1,9 +1,8 @@
 //! [`CircuitBreaker`]: the one trait every breaker kind implements and every composite
 //! takes.
 
-use core::borrow::Borrow;
-
 use crate::layout::Ticket;
+use crate::live::PolicyStore;
 use crate::{
     Breaker, CallError, Classify, Clock, Counters, Duration, Observer, Outcome, Permit, Policy, Reason, Refused,
     SharedBreaker, State, Verdict,
@@ -94,8 +93,9 @@ pub trait CircuitBreaker {
     /// cooldown when that is longer): see [`Breaker::trip_for`].
     fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, clock: &C);
 
-    /// The policy it follows.
-    fn policy(&self) -> &Policy;
+    /// The policy it follows now (a copy: a [`LivePolicy`](crate::LivePolicy) may be
+    /// reloaded after).
+    fn policy(&self) -> Policy;
 
     /// Its counters (what a kind does not keep reads zero: see [`Counters`]).
     fn counters(&self) -> Counters;
@@ -197,10 +197,10 @@ pub trait GuardsCalls: CircuitBreaker {}
 
 impl<B: GuardsCalls + ?Sized> GuardsCalls for &mut B {}
 impl<O: Observer> GuardsCalls for Breaker<O> {}
-impl<O: ?Sized + Observer, P: Borrow<Policy>> GuardsCalls for SharedBreaker<O, P> {}
-impl<O: ?Sized + Observer, P: Borrow<Policy>> GuardsCalls for &SharedBreaker<O, P> {}
+impl<O: ?Sized + Observer, P: PolicyStore> GuardsCalls for SharedBreaker<O, P> {}
+impl<O: ?Sized + Observer, P: PolicyStore> GuardsCalls for &SharedBreaker<O, P> {}
 #[cfg(feature = "std")]
-impl<O: ?Sized + Observer, P: Borrow<Policy>> GuardsCalls for std::sync::Arc<SharedBreaker<O, P>> {}
+impl<O: ?Sized + Observer, P: PolicyStore> GuardsCalls for std::sync::Arc<SharedBreaker<O, P>> {}
 
 /// A ticket handed out by a [`CircuitBreaker`]'s gate.
 pub trait CallTicket {
@@ -307,7 +307,7 @@ impl<B: CircuitBreaker + ?Sized> CircuitBreaker for &mut B {
         (**self).trip(why, hold, clock)
     }
     #[inline]
-    fn policy(&self) -> &Policy {
+    fn policy(&self) -> Policy {
         (**self).policy()
     }
     #[inline]
@@ -353,8 +353,8 @@ impl<O: Observer> CircuitBreaker for Breaker<O> {
         self.trip_for(why, hold, clock.now())
     }
     #[inline]
-    fn policy(&self) -> &Policy {
-        Breaker::policy(self)
+    fn policy(&self) -> Policy {
+        *Breaker::policy(self)
     }
     #[inline]
     fn counters(&self) -> Counters {
@@ -366,7 +366,7 @@ impl<O: Observer> CircuitBreaker for Breaker<O> {
 /// it (by value, `&`, `Arc`) forwards to.
 macro_rules! shared_circuit_breaker {
     ($($handle:ty),*) => {$(
-        impl<O: ?Sized + Observer, P: Borrow<Policy>> CircuitBreaker for $handle {
+        impl<O: ?Sized + Observer, P: PolicyStore> CircuitBreaker for $handle {
             type Ticket = SharedTicket;
 
             #[inline(always)]
@@ -394,8 +394,8 @@ macro_rules! shared_circuit_breaker {
                 self.trip_for(why, hold, clock.now())
             }
             #[inline]
-            fn policy(&self) -> &Policy {
-                SharedBreaker::policy(self)
+            fn policy(&self) -> Policy {
+                *SharedBreaker::policy(self)
             }
             #[inline]
             fn counters(&self) -> Counters {

@@ -151,6 +151,37 @@ macro_rules! unwrap_policy {
 pub(crate) use unwrap_policy;
 
 impl Policy {
+    /// The policy as the seven words a [`LivePolicy`](crate::LivePolicy) stores.
+    pub(crate) const fn to_words(self) -> [u32; 7] {
+        let [w0, w1, w2] = self.window.to_words();
+        [
+            self.trip as u32
+                | (self.probes_to_close as u32) << 8
+                | (self.backoff_multiplier as u32) << 16
+                | (self.patient_probation as u32) << 24,
+            self.cooldown.as_millis(),
+            self.max_cooldown.as_millis(),
+            self.probe_lease.as_millis(),
+            w0,
+            w1,
+            w2,
+        ]
+    }
+
+    /// The policy [`Policy::to_words`] stored.
+    pub(crate) const fn from_words(w: [u32; 7]) -> Policy {
+        Policy {
+            trip: w[0] as u8,
+            probes_to_close: (w[0] >> 8) as u8,
+            backoff_multiplier: (w[0] >> 16) as u8,
+            patient_probation: (w[0] >> 24) & 1 == 1,
+            cooldown: Duration::from_millis(w[1]),
+            max_cooldown: Duration::from_millis(w[2]),
+            probe_lease: Duration::from_millis(w[3]),
+            window: Window::from_words([w[4], w[5], w[6]]),
+        }
+    }
+
     /// Trip after `trip` consecutive strikes and refuse for `cooldown`. The probe lease
     /// defaults to the cooldown, one probe success closes, and the cooldown is constant.
     ///

@@ -1,11 +1,11 @@
 //! The breaker to share: `&self` methods, `const fn new`, `Sync`, lives in a `static`.
 
-use core::borrow::Borrow;
 use core::cell::Cell;
 use core::fmt;
 
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::layout::{Core, Ticket};
+use crate::live::{PolicyStore, Reloadable};
 use crate::machine::{Builder, Events, Transitions};
 use crate::padded::Padded;
 #[cfg(not(target_os = "none"))]
@@ -58,9 +58,11 @@ use crate::{
 ///
 /// The second parameter, `P`, is how the breaker holds its [`Policy`]: by default a
 /// `&'static Policy` (a `static` in flash, what [`SharedBreaker::new`] takes and what the
-/// registry lists), or anything that [`Borrow`]s one: the `Policy` itself, an
-/// `Arc<Policy>` shared by many breakers, a `&'a Policy`. A policy read from a
-/// configuration file at start-up needs no `static` and no leak:
+/// registry lists), or any [`PolicyStore`]: anything that borrows one (the `Policy`
+/// itself, an `Arc<Policy>` shared by many breakers, a `&'a Policy`), or a
+/// [`LivePolicy`](crate::LivePolicy), which [`SharedBreaker::reload`] replaces while the
+/// breaker runs. A policy read from a configuration file at start-up needs no `static` and
+/// no leak:
 ///
 /// ```
 /// use std::sync::Arc;
@@ -103,12 +105,12 @@ struct Inner<P> {
     policy: P,
 }
 
-impl<O: ?Sized + Observer, P: Borrow<Policy>> fmt::Debug for SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: PolicyStore> fmt::Debug for SharedBreaker<O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedBreaker")
             .field("core", &self.inner.load_core())
             .field("counters", &self.counters())
-            .field("policy", self.policy())
+            .field("policy", &*self.policy())
             .finish()
     }
 }
@@ -208,7 +210,7 @@ impl<W: WindowStore + window::sealed::Kind, O: Observer> SharedBreaker<Windowed<
     }
 }
 
-impl<P: Borrow<Policy>> SharedBreaker<(), P> {
+impl<P: PolicyStore> SharedBreaker<(), P> {
     /// A closed breaker holding its policy as `P`: the [`Policy`] itself (known only at
     /// run time, no `static` needed), an `Arc<Policy>`, a `&'a Policy`. See
     /// [the type's documentation](SharedBreaker#a-policy-known-only-at-run-time).
@@ -217,7 +219,7 @@ impl<P: Borrow<Policy>> SharedBreaker<(), P> {
     /// If the policy is windowed ([`Policy::failure_rate`]), which needs a window to keep
     /// its samples in: see [`SharedBreaker::try_with_policy`].
     pub fn with_policy(policy: P) -> SharedBreaker<(), P> {
-        window::check_no_window(policy.borrow().rule());
+        window::check_no_window(policy.read().rule());
         shared_breaker_init!(policy, ())
     }
 
@@ -232,12 +234,12 @@ impl<P: Borrow<Policy>> SharedBreaker<(), P> {
     /// assert_eq!(SharedBreaker::try_with_policy(rate).err(), Some(PolicyError::NeedsWindow));
     /// ```
     pub fn try_with_policy(policy: P) -> Result<SharedBreaker<(), P>, PolicyError> {
-        window::fits_storage(policy.borrow().rule(), None)?;
+        window::fits_storage(policy.read().rule(), None)?;
         Ok(shared_breaker_init!(policy, ()))
     }
 }
 
-impl<O: Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
+impl<O: Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// [`SharedBreaker::with_policy`] with an observer told of every transition. A
     /// [`Windowed`] observer gives the breaker its window: a windowed policy known only at
     /// run time needs no `static` either.
@@ -271,15 +273,73 @@ impl<O: Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     /// assert!(matches!(breaker.call(&clock, || Ok::<_, std::io::Error>(())), Err(CallError::Refused(_))));
     /// ```
     pub fn try_with_policy_and_observer(policy: P, observer: O) -> Result<SharedBreaker<O, P>, PolicyError> {
-        window::fits_storage(policy.borrow().rule(), observer.window().map(|w| w.is_time()))?;
+        window::fits_storage(policy.read().rule(), observer.window().map(|w| w.is_time()))?;
         Ok(shared_breaker_init!(policy, observer))
     }
 }
 
-impl<P: Borrow<Policy>> Inner<P> {
+impl<O: ?Sized + Observer, P: Reloadable> SharedBreaker<O, P> {
+    /// Replaces the policy of a breaker kept in a [`LivePolicy`](crate::LivePolicy), at
+    /// once for every caller, keeping the breaker's state and counters: the next decision
+    /// of any caller follows `policy`. Lock-free for the callers (see `LivePolicy`); two
+    /// reloads take turns.
+    ///
+    /// What the state becomes under the new policy, where it does not fit:
+    ///
+    /// - **Strikes**: a closed breaker keeps its consecutive strikes; with `trip` lowered
+    ///   to or below them, the next strike trips it (a success still clears them).
+    /// - **Cooldown**: an opening in progress is measured against the new cooldown (at its
+    ///   backoff step, capped by the new maximum) from the instant it counts from: a
+    ///   shorter one can end it at once, so that the next call probes; a longer one
+    ///   extends it. A forced opening stays until a reset.
+    /// - **Probe lease**: a probe out is measured against the new lease from when it
+    ///   started.
+    /// - **Probes to close**: with it lowered to or below the successful probes so far,
+    ///   the next successful probe closes the breaker.
+    /// - **Window**: a new rate rule starts from an empty window (the samples were taken
+    ///   under the old rule); a consecutive-strikes policy leaves the window unused.
+    ///
+    /// An error, and no change, if the breaker cannot run `policy`: a windowed one on a
+    /// breaker without a window of its kind ([`PolicyError::NeedsWindow`],
+    /// [`PolicyError::NeedsCountWindow`], [`PolicyError::NeedsTimeWindow`]).
+    ///
+    /// ```
+    /// use breaker_core::{CallError, Clock, Duration, Instant, LivePolicy, ManualClock, Phase, Policy, SharedBreaker};
+    ///
+    /// let breaker = SharedBreaker::with_policy(LivePolicy::new(Policy::new(3, Duration::from_secs(30))));
+    /// let clock = ManualClock::new(Instant::ZERO);
+    /// let fail = || Err::<(), _>(std::io::Error::other("down"));
+    /// let _ = breaker.call(&clock, fail);
+    /// let _ = breaker.call(&clock, fail);
+    /// // An operator lowers the trip count to 2: the breaker has two strikes, so the next trips.
+    /// breaker.reload(Policy::new(2, Duration::from_secs(30))).unwrap();
+    /// assert_eq!(breaker.phase(clock.now()), Phase::Closed);
+    /// let _ = breaker.call(&clock, fail);
+    /// assert_eq!(breaker.phase(clock.now()), Phase::Open);
+    /// // ... and shortens the cooldown: 10 s after the opening, the next call probes.
+    /// breaker.reload(Policy::new(2, Duration::from_secs(10))).unwrap();
+    /// clock.advance(Duration::from_secs(10));
+    /// assert!(breaker.call(&clock, || Ok::<_, std::io::Error>(())).is_ok());
+    /// assert_eq!(breaker.phase(clock.now()), Phase::Closed);
+    /// ```
+    pub fn reload(&self, policy: Policy) -> Result<(), PolicyError> {
+        window::fits_storage(policy.rule(), self.observer.window().map(|w| w.is_time()))?;
+        let live = self.inner.policy.live();
+        let before = live.get();
+        live.set(&policy);
+        if before.rule() != policy.rule() {
+            if let Some(window) = window::of(&self.observer, policy.rule()) {
+                window.clear(self.load_core().gen());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<P: PolicyStore> Inner<P> {
     #[inline(always)]
-    fn policy(&self) -> &Policy {
-        self.policy.borrow()
+    fn policy(&self) -> P::Read<'_> {
+        self.policy.read()
     }
 
     /// Applies `f` to the state until the compare-and-swap lands, then counts; returns the
@@ -359,7 +419,7 @@ impl<P: Borrow<Policy>> Inner<P> {
     }
 
     fn state(&self, now: Instant) -> State {
-        self.load_core().view(self.policy(), now)
+        self.load_core().view(&self.policy(), now)
     }
 
     /// The skips: the transition steps' count and the refusal fast path's slots,
@@ -406,7 +466,7 @@ impl<P: Borrow<Policy>> Inner<P> {
     }
 }
 
-impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// Runs [`Inner::update`] and tells the observer of each transition. A windowed
     /// breaker's step that enters the closed state clears the window for the new
     /// generation first, before the transition lands (see [`crate::window`]).
@@ -507,7 +567,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     fn gate<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
         if w & Core::COOLING_MASK == Core::COOLING_BITS {
             let now = clock.now();
-            if let Some(refused) = Core::cooling_refusal(w, self.inner.policy(), now) {
+            if let Some(refused) = Core::cooling_refusal(w, &self.inner.policy(), now) {
                 self.inner.count_skip();
                 return Err(refused);
             }
@@ -529,7 +589,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
             reason: RefusalReason::Open,
             retry_in: None,
         }));
-        self.update(&|b| decision.set(b.acquire(self.inner.policy(), now)));
+        self.update(&|b| decision.set(b.acquire(&self.inner.policy(), now)));
         decision.get()
     }
 
@@ -540,7 +600,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
-        self.update(&|b| b.record(self.inner.policy(), ticket, outcome, now))
+        self.update(&|b| b.record(&self.inner.policy(), ticket, outcome, now))
     }
 
     /// A windowed breaker's report: the machine's part (failures, trip verdicts, probes),
@@ -559,6 +619,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
         clock: &C,
     ) {
         let policy = self.inner.policy();
+        let policy = &*policy;
         let rule = policy.rule();
         let mut now = now;
         let mut read = || *now.get_or_insert_with(|| clock.now());
@@ -899,7 +960,7 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     /// [`SharedBreaker::trip`], staying open at least `hold` (see
     /// [`Breaker::trip_for`](crate::Breaker::trip_for)).
     pub fn trip_for(&self, why: Reason, hold: crate::Duration, now: Instant) {
-        self.update(&|b| b.trip(self.inner.policy(), why, now, hold))
+        self.update(&|b| b.trip(&self.inner.policy(), why, now, hold))
     }
 
     /// Opens until [`SharedBreaker::reset`], whatever the cooldown says.
@@ -939,12 +1000,14 @@ impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
     /// What a windowed breaker's window holds at `now` (empty unless closed: the window is
     /// cleared on every transition); `None` for a policy of consecutive strikes. Pure.
     pub fn window_stats(&self, now: Instant) -> Option<WindowStats> {
-        let core = self.load_core().settled(self.inner.policy(), now);
-        window::stats(&self.observer, self.inner.policy(), core, now)
+        let core = self.load_core().settled(&self.inner.policy(), now);
+        window::stats(&self.observer, &self.inner.policy(), core, now)
     }
 
-    /// The policy.
-    pub fn policy(&self) -> &Policy {
+    /// The policy: a `&Policy` for a policy that never changes, a copy
+    /// ([`ReadPolicy`](crate::ReadPolicy)) for a [`LivePolicy`](crate::LivePolicy), as
+    /// of now.
+    pub fn policy(&self) -> P::Read<'_> {
         self.inner.policy()
     }
 
@@ -1019,14 +1082,14 @@ fn bump(counter: &AtomicU32) {
 /// at that moment, so the breaker re-opens instead of wedging in half-open; any other
 /// permit counts as neutral.
 #[must_use = "report the call's outcome; dropping the permit counts a probe as failed"]
-pub struct Permit<'a, C: Clock, O: ?Sized + Observer = (), P: Borrow<Policy> = &'static Policy> {
+pub struct Permit<'a, C: Clock, O: ?Sized + Observer = (), P: PolicyStore = &'static Policy> {
     breaker: &'a SharedBreaker<O, P>,
     clock: &'a C,
     ticket: Ticket,
     answered: bool,
 }
 
-impl<C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> fmt::Debug for Permit<'_, C, O, P> {
+impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> fmt::Debug for Permit<'_, C, O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
             .field("probe", &self.ticket.probe)
@@ -1035,7 +1098,7 @@ impl<C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> fmt::Debug for Permit<'_
     }
 }
 
-impl<'a, C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Permit<'a, C, O, P> {
+impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
     fn new(breaker: &'a SharedBreaker<O, P>, clock: &'a C, ticket: Ticket) -> Self {
         Permit {
             breaker,
@@ -1056,7 +1119,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Permit<'a, C, O, P> 
         !self
             .breaker
             .load_core()
-            .is_fresh(self.breaker.policy(), self.ticket, self.clock.now())
+            .is_fresh(&self.breaker.policy(), self.ticket, self.clock.now())
     }
 
     /// Reports the call's outcome.
@@ -1098,7 +1161,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Permit<'a, C, O, P> 
     }
 }
 
-impl<C: Clock, O: ?Sized + Observer, P: Borrow<Policy>> Drop for Permit<'_, C, O, P> {
+impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> Drop for Permit<'_, C, O, P> {
     fn drop(&mut self) {
         if !self.answered {
             self.breaker.abandon(self.ticket, self.clock);

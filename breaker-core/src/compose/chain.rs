@@ -53,6 +53,7 @@
 //! can neither be lost to a racing failure nor survive a recovery. The bookkeeping follows
 //! a transition a moment after it lands, in the caller that made it.
 
+use core::borrow::Borrow;
 use core::cell::Cell;
 use core::fmt;
 
@@ -588,20 +589,20 @@ impl<E: core::error::Error + 'static> core::error::Error for ChainError<E> {
 /// }
 /// assert_eq!(ask("hi").unwrap(), "large: hi");
 /// ```
-pub struct FallbackChain<const N: usize, O: ChainObserver = ()> {
-    breaker: SharedBreaker<Backups<N, O>>,
+pub struct FallbackChain<const N: usize, O: ChainObserver = (), P: Borrow<Policy> = &'static Policy> {
+    breaker: SharedBreaker<Backups<N, O>, P>,
 }
 
-impl<const N: usize, O: ChainObserver> fmt::Debug for FallbackChain<N, O> {
+impl<const N: usize, O: ChainObserver, P: Borrow<Policy>> fmt::Debug for FallbackChain<N, O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FallbackChain").field("breaker", &self.breaker).finish()
     }
 }
 
 macro_rules! chain_init {
-    ($policy:expr, $primary:expr, $backups:expr, $observer:expr, $zeroes:expr) => {
+    ($make:path, $policy:expr, $primary:expr, $backups:expr, $observer:expr, $zeroes:expr) => {
         FallbackChain {
-            breaker: SharedBreaker::with_observer(
+            breaker: $make(
                 $policy,
                 Backups {
                     primary: $primary,
@@ -632,6 +633,40 @@ impl<const N: usize> FallbackChain<N, ()> {
     }
 }
 
+impl<const N: usize, P: Borrow<Policy>> FallbackChain<N, (), P> {
+    /// A chain in Primary whose primary's breaker holds its policy as `P`: the [`Policy`]
+    /// itself (read from a configuration file at start-up), an `Arc<Policy>`, a `&'a
+    /// Policy`. Not `const`: for a chain built at run time, owned by the program (in an
+    /// `Arc` to share it between threads).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use breaker_core::{Backup, Clock, Duration, FallbackChain, Instant, ManualClock, Policy, Route};
+    ///
+    /// let policy = Policy::try_new(2, Duration::from_secs(10)).unwrap(); // from a file
+    /// let chain = Arc::new(FallbackChain::with_policy(policy, "model-large", [Backup::new("model-small")]));
+    /// let clock = ManualClock::new(Instant::ZERO);
+    /// assert_eq!(chain.would_route(clock.now()), Route::Primary { probe: false });
+    /// ```
+    pub fn with_policy(policy: P, primary: &'static str, backups: [Backup; N]) -> Self {
+        FallbackChain::with_policy_and_observer(policy, primary, backups, ())
+    }
+}
+
+impl<const N: usize, O: ChainObserver, P: Borrow<Policy>> FallbackChain<N, O, P> {
+    /// [`FallbackChain::with_policy`] with an observer told what the chain does.
+    pub fn with_policy_and_observer(policy: P, primary: &'static str, backups: [Backup; N], observer: O) -> Self {
+        chain_init!(
+            SharedBreaker::with_policy_and_observer,
+            policy,
+            primary,
+            backups,
+            observer,
+            core::array::from_fn(|_| AtomicU32::new(0))
+        )
+    }
+}
+
 impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
     /// A chain that tells `observer` what it does.
     #[cfg(not(loom))]
@@ -641,13 +676,21 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
         backups: [Backup; N],
         observer: O,
     ) -> Self {
-        chain_init!(policy, primary, backups, observer, [const { AtomicU32::new(0) }; N])
+        chain_init!(
+            SharedBreaker::with_observer,
+            policy,
+            primary,
+            backups,
+            observer,
+            [const { AtomicU32::new(0) }; N]
+        )
     }
 
     /// A chain that tells `observer` what it does (not `const` under loom).
     #[cfg(loom)]
     pub fn with_observer(policy: &'static Policy, primary: &'static str, backups: [Backup; N], observer: O) -> Self {
         chain_init!(
+            SharedBreaker::with_observer,
             policy,
             primary,
             backups,
@@ -655,7 +698,9 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
             core::array::from_fn(|_| AtomicU32::new(0))
         )
     }
+}
 
+impl<const N: usize, O: ChainObserver, P: Borrow<Policy>> FallbackChain<N, O, P> {
     fn book(&self) -> &Backups<N, O> {
         self.breaker.observer()
     }
@@ -663,7 +708,7 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
     /// Routes one turn: the mutating gate. In Recovering, the one turn that takes the
     /// probe slot goes to the primary; every other turn goes to the first backup not
     /// failed. Report the turn's outcome on the returned [`Turn`].
-    pub fn route<'a, C: Clock>(&'a self, clock: &'a C) -> Turn<'a, C, N, O> {
+    pub fn route<'a, C: Clock>(&'a self, clock: &'a C) -> Turn<'a, C, N, O, P> {
         let (route, permit, episode) = match self.breaker.try_acquire(clock) {
             Ok(permit) => (
                 Route::Primary {
@@ -827,7 +872,7 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
     /// hand: every backup's count is cleared), [`force_open`](SharedBreaker::force_open)
     /// (every turn to the backups until reset), snapshots (of the primary's breaker only:
     /// the backups' counts and the sticky flag start afresh after a restore).
-    pub fn breaker(&self) -> &SharedBreaker<Backups<N, O>> {
+    pub fn breaker(&self) -> &SharedBreaker<Backups<N, O>, P> {
         &self.breaker
     }
 
@@ -870,21 +915,21 @@ impl<const N: usize, O: ChainObserver + Sync + 'static> FallbackChain<N, O> {
 /// breaker's permit rule (a probe counts as failed at once, any other turn as neutral)
 /// and a backup turn counts as neutral.
 #[must_use = "report the turn's outcome; dropping a probe's turn counts it as failed"]
-pub struct Turn<'a, C: Clock, const N: usize, O: ChainObserver = ()> {
-    chain: &'a FallbackChain<N, O>,
+pub struct Turn<'a, C: Clock, const N: usize, O: ChainObserver = (), P: Borrow<Policy> = &'static Policy> {
+    chain: &'a FallbackChain<N, O, P>,
     clock: &'a C,
     route: Route,
-    permit: Option<SharedPermit<'a, C, Backups<N, O>>>,
+    permit: Option<SharedPermit<'a, C, Backups<N, O>, P>>,
     episode: u32,
 }
 
-impl<C: Clock, const N: usize, O: ChainObserver> fmt::Debug for Turn<'_, C, N, O> {
+impl<C: Clock, const N: usize, O: ChainObserver, P: Borrow<Policy>> fmt::Debug for Turn<'_, C, N, O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Turn").field("route", &self.route).finish()
     }
 }
 
-impl<C: Clock, const N: usize, O: ChainObserver> Turn<'_, C, N, O> {
+impl<C: Clock, const N: usize, O: ChainObserver, P: Borrow<Policy>> Turn<'_, C, N, O, P> {
     /// Where this turn goes.
     pub fn route(&self) -> Route {
         self.route

@@ -638,9 +638,9 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> CircuitBreaker
     }
 
     /// The policy of the key's breaker (an unguarded entry: of the table's first slot).
-    fn policy(&self) -> &Policy {
+    fn policy(&self) -> Policy {
         let i = if self.slot == UNGUARDED { 0 } else { self.slot as usize };
-        self.table.breakers[i].policy()
+        *self.table.breakers[i].policy()
     }
 
     /// The counters of the key's breaker (zero for an unguarded entry, or once evicted).
@@ -953,10 +953,10 @@ mod map {
                 CircuitBreaker::trip(b, why, hold, clock);
             }
         }
-        fn policy(&self) -> &Policy {
+        fn policy(&self) -> Policy {
             match &self.0 {
                 Inner::Guarded(b) => CircuitBreaker::policy(b),
-                Inner::Unguarded(p) => p.borrow(),
+                Inner::Unguarded(p) => *p.borrow(),
             }
         }
         fn counters(&self) -> Counters {

@@ -133,7 +133,7 @@ impl<const N: usize, O: Observer> Format for crate::DeviceBreakers<N, O> {
     }
 }
 
-impl<const N: usize, O: ChainObserver> Format for FallbackChain<N, O> {
+impl<const N: usize, O: ChainObserver, P: core::borrow::Borrow<crate::Policy>> Format for FallbackChain<N, O, P> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,

@@ -302,8 +302,8 @@ impl CircuitBreaker for &Entry {
     fn trip<C: Clock>(&mut self, why: Reason, hold: Duration, _: &C) {
         self.breaker.trip_for(why, hold, self.now())
     }
-    fn policy(&self) -> &Policy {
-        self.breaker.policy()
+    fn policy(&self) -> Policy {
+        *self.breaker.policy()
     }
     fn counters(&self) -> Counters {
         Entry::counters(self)

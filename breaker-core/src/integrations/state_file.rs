@@ -729,7 +729,7 @@ impl<B: Steer, const N: usize> QuotaGuard<B, N> {
     pub fn saved_state(&self, now: Instant, wall_now: SystemTime) -> SavedState {
         let snapshot = self.breaker().take_snapshot(now);
         let last = self.gauge().last().map(|s| s.quota());
-        SavedState::capture(&snapshot, self.breaker().policy(), last, wall_now)
+        SavedState::capture(&snapshot, &self.breaker().policy(), last, wall_now)
     }
 
     /// Writes [`QuotaGuard::saved_state`] to `file`, atomically.

@@ -46,6 +46,26 @@ pub struct Window {
 }
 
 impl Window {
+    /// The rule as three words (see `Policy::to_words`).
+    pub(crate) const fn to_words(self) -> [u32; 3] {
+        [
+            self.span,
+            self.slow_call.as_millis(),
+            self.min_calls as u32 | (self.failure_rate as u32) << 16 | (self.slow_rate as u32) << 24,
+        ]
+    }
+
+    /// The rule [`Window::to_words`] stored.
+    pub(crate) const fn from_words(w: [u32; 3]) -> Window {
+        Window {
+            span: w[0],
+            slow_call: Duration::from_millis(w[1]),
+            min_calls: w[2] as u16,
+            failure_rate: (w[2] >> 16) as u8,
+            slow_rate: (w[2] >> 24) as u8,
+        }
+    }
+
     /// The flag bit of `span` that makes it a time span (policy durations stay below 2^30).
     const TIME: u32 = 1 << 31;
 
