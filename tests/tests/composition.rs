@@ -15,9 +15,9 @@ use std::sync::Arc;
 use breaker_core::hal::Guarded;
 use breaker_core::tower::CircuitBreakerLayer;
 use breaker_core::{
-    circuit_breaker, registry, Breaker, CallError, CircuitBreaker, Classify, Counters, Duration, GuardsCalls,
-    HealthRouter, Instant, ManualClock, Phase, Policy, Priority, QuotaGuard, QuotaPolicy, Refusal, RetryPolicy,
-    RouterError, Row, SharedBreaker, Steer, Tool, WindowSize, Windowed,
+    circuit_breaker, registry, Backup, Breaker, CallError, CircuitBreaker, Classify, Counters, Duration, FallbackChain,
+    GuardsCalls, HealthRouter, Instant, LivePolicy, ManualClock, Phase, Policy, Priority, QuotaGuard, QuotaPolicy,
+    Refusal, RetryPolicy, Route, RouterError, Row, SharedBreaker, Steer, Tool, WindowSize, Windowed,
 };
 use embedded_hal::i2c::{ErrorKind, ErrorType, I2c, NoAcknowledgeSource, Operation};
 
@@ -263,6 +263,11 @@ fn owned_shared() -> Arc<SharedBreaker<(), Policy>> {
     Arc::new(SharedBreaker::with_policy(POLICY))
 }
 
+/// A shared breaker whose policy can be reloaded (`LivePolicy`), in an `Arc`.
+fn live_shared() -> Arc<SharedBreaker<(), LivePolicy>> {
+    Arc::new(SharedBreaker::with_policy(LivePolicy::new(POLICY)))
+}
+
 /// A shared breaker with a count window.
 fn windowed() -> &'static SharedBreaker<Windowed<breaker_core::CallWindow>> {
     Box::leak(Box::new(SharedBreaker::windowed(&WINDOW_POLICY, Windowed::calls(()))))
@@ -330,6 +335,74 @@ macro_rules! rows {
 rows!(static_shared_breaker, static_shared());
 rows!(owned_policy_shared_breaker_in_an_arc, owned_shared());
 rows!(windowed_shared_breaker, windowed());
+rows!(live_policy_shared_breaker_in_an_arc, live_shared());
+
+/// The fallback chain's primary: its breaker is the chain's own (it observes every
+/// transition to route the backups), static or owning its policy. A turn the primary's
+/// breaker refuses goes to the backup instead, which serves it: `Got::Refused` here means
+/// "not sent to the primary".
+fn chain_primary<P: breaker_core::PolicyStore>(
+    chain: &FallbackChain<1, (), P>,
+    clock: &ManualClock,
+    reached: &AtomicU32,
+) -> Run {
+    script(clock, |up| {
+        let to_primary = std::cell::Cell::new(false);
+        let r = chain.call(clock, |route| match route {
+            Route::Primary { .. } => {
+                to_primary.set(true);
+                upstream(reached, up)
+            }
+            Route::Backup { .. } => Ok(()),
+            other => panic!("a turn routed to {other:?}"),
+        });
+        let got = match (to_primary.get(), r) {
+            (false, Ok(())) => Got::Refused,
+            (true, Ok(())) => Got::Ok,
+            (true, Err(_)) => Got::Failed,
+            (false, Err(e)) => panic!("the backup failed: {e:?}"),
+        };
+        let b = chain.breaker();
+        (got, (b.state(breaker_core::Clock::now(clock)).phase(), b.counters()))
+    })
+}
+
+mod chain_primary {
+    use super::*;
+
+    #[test]
+    fn static_shared_breaker() {
+        let (clock, reached) = cell();
+        static CHAIN: FallbackChain<1> = FallbackChain::new(&POLICY, "primary", [Backup::new("backup")]);
+        check(
+            "chain primary x static",
+            &chain_primary(&CHAIN, clock, reached),
+            reached,
+        );
+    }
+
+    #[test]
+    fn owned_policy_in_an_arc() {
+        let (clock, reached) = cell();
+        let chain = Arc::new(FallbackChain::with_policy(POLICY, "primary", [Backup::new("backup")]));
+        check(
+            "chain primary x owned policy",
+            &chain_primary(&chain, clock, reached),
+            reached,
+        );
+    }
+
+    #[test]
+    fn live_policy() {
+        let (clock, reached) = cell();
+        let chain = FallbackChain::with_policy(LivePolicy::new(POLICY), "primary", [Backup::new("backup")]);
+        check(
+            "chain primary x live policy",
+            &chain_primary(&chain, clock, reached),
+            reached,
+        );
+    }
+}
 
 /// The single-owner `Breaker`: every row but the tower layer, whose services are clones
 /// (a `Breaker` is not `Clone`: each clone would be a breaker of its own).

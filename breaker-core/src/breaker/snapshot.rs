@@ -435,12 +435,13 @@ impl<O: Observer> Breaker<O> {
     }
 }
 
-impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: crate::PolicyStore> SharedBreaker<O, P> {
     /// The state, counters and window as of `now`, to store across a reboot.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
-        let core = self.load_core().settled(self.policy(), now);
-        let window = window::save(self.observer(), self.policy(), core, now);
-        Snapshot::capture(core, self.policy(), self.counters(), window, now)
+        let policy = self.policy();
+        let core = self.load_core().settled(&policy, now);
+        let window = window::save(self.observer(), &policy, core, now);
+        Snapshot::capture(core, &policy, self.counters(), window, now)
     }
 
     /// Takes the state, counters and window of `snapshot` as of `now`: an open breaker's
@@ -448,9 +449,10 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> 
     /// (none if the snapshot's window is of another kind than the policy's). Meant for
     /// start-up, before the breaker is in use; permits granted before become stale.
     pub fn restore(&self, snapshot: &Snapshot, now: Instant) {
-        let core = snapshot.resume(self.policy(), self.load_core().gen(), now);
+        let policy = self.policy();
+        let core = snapshot.resume(&policy, self.load_core().gen(), now);
         // The window first: a call let through by the new state finds it in place.
-        window::load(self.observer(), self.policy(), core, &snapshot.window, now);
+        window::load(self.observer(), &policy, core, &snapshot.window, now);
         self.store_core(core, &snapshot.counters);
     }
 }

@@ -53,7 +53,6 @@
 //! can neither be lost to a racing failure nor survive a recovery. The bookkeeping follows
 //! a transition a moment after it lands, in the caller that made it.
 
-use core::borrow::Borrow;
 use core::cell::Cell;
 use core::fmt;
 
@@ -589,11 +588,11 @@ impl<E: core::error::Error + 'static> core::error::Error for ChainError<E> {
 /// }
 /// assert_eq!(ask("hi").unwrap(), "large: hi");
 /// ```
-pub struct FallbackChain<const N: usize, O: ChainObserver = (), P: Borrow<Policy> = &'static Policy> {
+pub struct FallbackChain<const N: usize, O: ChainObserver = (), P: crate::PolicyStore = &'static Policy> {
     breaker: SharedBreaker<Backups<N, O>, P>,
 }
 
-impl<const N: usize, O: ChainObserver, P: Borrow<Policy>> fmt::Debug for FallbackChain<N, O, P> {
+impl<const N: usize, O: ChainObserver, P: crate::PolicyStore> fmt::Debug for FallbackChain<N, O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FallbackChain").field("breaker", &self.breaker).finish()
     }
@@ -633,7 +632,7 @@ impl<const N: usize> FallbackChain<N, ()> {
     }
 }
 
-impl<const N: usize, P: Borrow<Policy>> FallbackChain<N, (), P> {
+impl<const N: usize, P: crate::PolicyStore> FallbackChain<N, (), P> {
     /// A chain in Primary whose primary's breaker holds its policy as `P`: the [`Policy`]
     /// itself (read from a configuration file at start-up), an `Arc<Policy>`, a `&'a
     /// Policy`. Not `const`: for a chain built at run time, owned by the program (in an
@@ -653,7 +652,7 @@ impl<const N: usize, P: Borrow<Policy>> FallbackChain<N, (), P> {
     }
 }
 
-impl<const N: usize, O: ChainObserver, P: Borrow<Policy>> FallbackChain<N, O, P> {
+impl<const N: usize, O: ChainObserver, P: crate::PolicyStore> FallbackChain<N, O, P> {
     /// [`FallbackChain::with_policy`] with an observer told what the chain does.
     pub fn with_policy_and_observer(policy: P, primary: &'static str, backups: [Backup; N], observer: O) -> Self {
         chain_init!(
@@ -700,7 +699,7 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
     }
 }
 
-impl<const N: usize, O: ChainObserver, P: Borrow<Policy>> FallbackChain<N, O, P> {
+impl<const N: usize, O: ChainObserver, P: crate::PolicyStore> FallbackChain<N, O, P> {
     fn book(&self) -> &Backups<N, O> {
         self.breaker.observer()
     }
@@ -915,7 +914,7 @@ impl<const N: usize, O: ChainObserver + Sync + 'static> FallbackChain<N, O> {
 /// breaker's permit rule (a probe counts as failed at once, any other turn as neutral)
 /// and a backup turn counts as neutral.
 #[must_use = "report the turn's outcome; dropping a probe's turn counts it as failed"]
-pub struct Turn<'a, C: Clock, const N: usize, O: ChainObserver = (), P: Borrow<Policy> = &'static Policy> {
+pub struct Turn<'a, C: Clock, const N: usize, O: ChainObserver = (), P: crate::PolicyStore = &'static Policy> {
     chain: &'a FallbackChain<N, O, P>,
     clock: &'a C,
     route: Route,
@@ -923,13 +922,13 @@ pub struct Turn<'a, C: Clock, const N: usize, O: ChainObserver = (), P: Borrow<P
     episode: u32,
 }
 
-impl<C: Clock, const N: usize, O: ChainObserver, P: Borrow<Policy>> fmt::Debug for Turn<'_, C, N, O, P> {
+impl<C: Clock, const N: usize, O: ChainObserver, P: crate::PolicyStore> fmt::Debug for Turn<'_, C, N, O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Turn").field("route", &self.route).finish()
     }
 }
 
-impl<C: Clock, const N: usize, O: ChainObserver, P: Borrow<Policy>> Turn<'_, C, N, O, P> {
+impl<C: Clock, const N: usize, O: ChainObserver, P: crate::PolicyStore> Turn<'_, C, N, O, P> {
     /// Where this turn goes.
     pub fn route(&self) -> Route {
         self.route

@@ -17,10 +17,9 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use portable_atomic::{AtomicU64, Ordering};
 
 use crate::quota::{Alarm, Priority, Quota, QuotaGauge, QuotaPolicy, Reading, Sample};
-use core::borrow::Borrow;
 
 use crate::{
-    Breaker, CallError, CircuitBreaker, Classify, Clock, Duration, Instant, Observer, Outcome, Policy, Reason, Refused,
+    Breaker, CallError, CircuitBreaker, Classify, Clock, Duration, Instant, Observer, Outcome, Reason, Refused,
     SharedBreaker, Snapshot, State, Transition,
 };
 
@@ -134,7 +133,7 @@ impl<B: Steer + ?Sized> Steer for &mut B {
 /// [`Steer`] for every handle to a [`SharedBreaker`].
 macro_rules! steer_shared {
     ($($handle:ty),*) => {$(
-        impl<O: ?Sized + QuotaObserver, P: Borrow<Policy>> Steer for $handle {
+        impl<O: ?Sized + QuotaObserver, P: crate::PolicyStore> Steer for $handle {
             type Observer = O;
             fn quota_observer(&self) -> &O {
                 self.observer()

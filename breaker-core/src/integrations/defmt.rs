@@ -22,12 +22,12 @@ impl<O: Observer> Format for Breaker<O> {
     }
 }
 
-impl<O: ?Sized + Observer, P: core::borrow::Borrow<crate::Policy>> Format for SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: crate::PolicyStore> Format for SharedBreaker<O, P> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
             "SharedBreaker {{ policy: {}, counters: {} }}",
-            self.policy(),
+            &*self.policy(),
             self.counters()
         )
     }
@@ -50,7 +50,7 @@ impl Format for Permit {
     }
 }
 
-impl<C: Clock, O: ?Sized + Observer, P: core::borrow::Borrow<crate::Policy>> Format for SharedPermit<'_, C, O, P> {
+impl<C: Clock, O: ?Sized + Observer, P: crate::PolicyStore> Format for SharedPermit<'_, C, O, P> {
     fn format(&self, f: Formatter<'_>) {
         write!(f, "SharedPermit {{ probe: {} }}", self.is_probe())
     }
@@ -133,7 +133,7 @@ impl<const N: usize, O: Observer> Format for crate::DeviceBreakers<N, O> {
     }
 }
 
-impl<const N: usize, O: ChainObserver, P: core::borrow::Borrow<crate::Policy>> Format for FallbackChain<N, O, P> {
+impl<const N: usize, O: ChainObserver, P: crate::PolicyStore> Format for FallbackChain<N, O, P> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,
