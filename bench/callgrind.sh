@@ -14,7 +14,7 @@
 #   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
 #   BENCH=compose bench/callgrind.sh   # the `compose` benchmark's cases (chain, router, fallback)
 #   BENCH=quota bench/callgrind.sh     # the `quota` benchmark's cases (the gauge's cost per sample)
-#   BENCH=metrics bench/callgrind.sh   # closed call and refusal, feature `metrics` off and on (two builds)
+#   BENCH=metrics bench/callgrind.sh   # closed call and refusal, features `metrics` and `tracing` off and on (two builds)
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
 set -euo pipefail
@@ -200,8 +200,8 @@ if [[ -n ${PER_CALL[outline-floor]:-} && -n ${PER_CALL[outline-plain]:-} ]]; the
     }'
 fi
 check "force_open refusal vs an ordinary refusal" ours-forced ours-rejected 0
-check "closed call, feature metrics on (registry published) vs off" metrics-on-closed metrics-off-closed 0
-check "refusal, feature metrics on (registry published) vs off" metrics-on-rejected metrics-off-rejected 0
+check "closed call, features metrics and tracing on (registry published) vs off" metrics-on-closed metrics-off-closed 0
+check "refusal, features metrics and tracing on (registry published) vs off" metrics-on-rejected metrics-off-rejected 0
 if [[ -n $METRICS_ON_EXE ]]; then
     # Heap allocations inside each case's loop of 100 000 calls (outside callgrind).
     while read -r c n; do

@@ -1,10 +1,13 @@
-//! `cargo bench -p bench --bench metrics [--features metrics]`: what the `metrics` feature
-//! costs a closed-state call and a refusal. Built without the feature its cases are
-//! `metrics-off-*`; with it, `metrics-on-*`, and before each loop the benchmark installs
+//! `cargo bench -p bench --bench metrics [--features metrics]`: what the `metrics` and
+//! `tracing` features cost a closed-state call and a refusal. Built without the feature its
+//! cases are `metrics-off-*`; with it, `metrics-on-*`: breaker-core's `metrics` and
+//! `tracing` features are on, the breakers under test are observed by
+//! `MetricsLog<TracingLog>` (each transition counted and traced), a `tracing` subscriber
+//! counting events is installed, and before each loop the benchmark installs
 //! `metrics-exporter-prometheus`'s recorder and publishes and renders the registry once
-//! (the breaker under test is registered), as a service scraped by Prometheus would; after
-//! the loop it publishes and renders again. `BENCH=metrics bench/callgrind.sh` builds both
-//! and compares them.
+//! (the breakers under test are registered), as a service scraped by Prometheus would;
+//! after the loop it publishes and renders again. `BENCH=metrics bench/callgrind.sh` builds
+//! both and compares them.
 //!
 //! Modes (argv; `cargo bench` adds a `--bench` flag, which is ignored):
 //!
@@ -28,8 +31,24 @@ const ROUNDS: usize = 15;
 const SAMPLE_TARGET: StdDuration = StdDuration::from_millis(15);
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
-static CLOSED: SharedBreaker = SharedBreaker::new(&POLICY);
-static TRIPPED: SharedBreaker = SharedBreaker::new(&POLICY);
+
+/// The breakers' observer: none without the feature; with it, each transition counted
+/// (`breaker_transitions_total`) and traced.
+#[cfg(not(feature = "metrics"))]
+type Observed = ();
+#[cfg(feature = "metrics")]
+type Observed = breaker_core::MetricsLog<breaker_core::TracingLog>;
+type Breaker = SharedBreaker<Observed>;
+
+#[cfg(not(feature = "metrics"))]
+const fn observer(_: &'static str) -> Observed {}
+#[cfg(feature = "metrics")]
+const fn observer(name: &'static str) -> Observed {
+    breaker_core::MetricsLog::wrapping(name, breaker_core::TracingLog::new(name))
+}
+
+static CLOSED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/metrics/closed"));
+static TRIPPED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/metrics/tripped"));
 static CLOCK: StdClock = StdClock;
 breaker_core::register!(CLOSED, "bench/metrics/closed", CLOCK);
 breaker_core::register!(TRIPPED, "bench/metrics/tripped", CLOCK);
@@ -40,7 +59,7 @@ impl breaker_core::Classify for Nack {}
 
 /// The closed path: `SharedBreaker::call` succeeding, summed.
 #[inline(never)]
-fn loop_closed(b: &SharedBreaker, n: u64) -> u64 {
+fn loop_closed(b: &Breaker, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
         if let Ok(v) = b.call(&CLOCK, || Ok::<_, Nack>(black_box(i))) {
@@ -52,7 +71,7 @@ fn loop_closed(b: &SharedBreaker, n: u64) -> u64 {
 
 /// The refusal: `SharedBreaker::call` on a breaker open and cooling down.
 #[inline(never)]
-fn loop_rejected(b: &SharedBreaker, n: u64) -> u64 {
+fn loop_rejected(b: &Breaker, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
         if let Err(CallError::Refused(_)) = b.call(&CLOCK, || Ok::<_, Nack>(black_box(i))) {
@@ -62,16 +81,23 @@ fn loop_rejected(b: &SharedBreaker, n: u64) -> u64 {
     acc
 }
 
-/// With the feature: the recorder installed (once), and one scrape's work done.
+/// With the feature: the recorder and the subscriber, installed once.
 #[cfg(feature = "metrics")]
-fn scrape() {
+fn recorder() -> &'static metrics_exporter_prometheus::PrometheusHandle {
     use std::sync::OnceLock;
     static HANDLE: OnceLock<metrics_exporter_prometheus::PrometheusHandle> = OnceLock::new();
-    let handle = HANDLE.get_or_init(|| {
+    HANDLE.get_or_init(|| {
+        tracing::subscriber::set_global_default(Events).expect("the only subscriber");
         metrics_exporter_prometheus::PrometheusBuilder::new()
             .install_recorder()
             .expect("the only recorder")
-    });
+    })
+}
+
+/// With the feature: one scrape's work.
+#[cfg(feature = "metrics")]
+fn scrape() {
+    let handle = recorder();
     breaker_core::metrics::publish();
     black_box(handle.render());
 }
@@ -79,13 +105,42 @@ fn scrape() {
 #[cfg(not(feature = "metrics"))]
 fn scrape() {}
 
+/// A `tracing` subscriber that takes every event and counts it (the transitions of the
+/// tripped breaker); it keeps no spans.
+#[cfg(feature = "metrics")]
+struct Events;
+
+#[cfg(feature = "metrics")]
+static EVENTS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+#[cfg(feature = "metrics")]
+impl tracing::Subscriber for Events {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {
+        EVENTS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// Trips `TRIPPED` (with the feature, its opening is counted and traced: the recorder and
+/// the subscriber are installed first).
 fn trip() {
+    #[cfg(feature = "metrics")]
+    recorder();
     for _ in 0..3 {
         let _ = TRIPPED.call(&CLOCK, || Err::<(), _>(Nack));
     }
 }
 
-fn run(looped: fn(&SharedBreaker, u64) -> u64, b: &'static SharedBreaker, n: u64) -> (StdDuration, u64) {
+fn run(looped: fn(&Breaker, u64) -> u64, b: &'static Breaker, n: u64) -> (StdDuration, u64) {
     trip();
     scrape();
     let before = ALLOC.snapshot();
@@ -115,12 +170,12 @@ struct Case {
 const CASES: &[Case] = &[
     Case {
         key: "metrics-off-closed",
-        label: "closed call, feature `metrics` off",
+        label: "closed call, features `metrics` and `tracing` off",
         run: run_closed,
     },
     Case {
         key: "metrics-off-rejected",
-        label: "refusal, feature `metrics` off",
+        label: "refusal, features `metrics` and `tracing` off",
         run: run_rejected,
     },
 ];
@@ -129,12 +184,12 @@ const CASES: &[Case] = &[
 const CASES: &[Case] = &[
     Case {
         key: "metrics-on-closed",
-        label: "closed call, feature `metrics` on, registry published",
+        label: "closed call, features `metrics` and `tracing` on, registry published",
         run: run_closed,
     },
     Case {
         key: "metrics-on-rejected",
-        label: "refusal, feature `metrics` on, registry published",
+        label: "refusal, features `metrics` and `tracing` on, registry published",
         run: run_rejected,
     },
 ];
@@ -201,5 +256,10 @@ fn main() {
             c.label, st.median, st.min, st.max
         );
     }
+    #[cfg(feature = "metrics")]
+    println!(
+        "\ntracing events (the tripped breaker's transitions): {}",
+        EVENTS.load(std::sync::atomic::Ordering::Relaxed)
+    );
     println!("\nInstructions per call, both builds: `BENCH=metrics bench/callgrind.sh`.");
 }
