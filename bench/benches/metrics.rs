@@ -41,14 +41,19 @@ type Observed = breaker_core::MetricsLog<breaker_core::TracingLog>;
 type Breaker = SharedBreaker<Observed>;
 
 #[cfg(not(feature = "metrics"))]
-const fn observer(_: &'static str) -> Observed {}
+static CLOSED: Breaker = SharedBreaker::new(&POLICY);
+#[cfg(not(feature = "metrics"))]
+static TRIPPED: Breaker = SharedBreaker::new(&POLICY);
+#[cfg(feature = "metrics")]
+static CLOSED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/metrics/closed"));
+#[cfg(feature = "metrics")]
+static TRIPPED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/metrics/tripped"));
+
 #[cfg(feature = "metrics")]
 const fn observer(name: &'static str) -> Observed {
     breaker_core::MetricsLog::wrapping(name, breaker_core::TracingLog::new(name))
 }
 
-static CLOSED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/metrics/closed"));
-static TRIPPED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/metrics/tripped"));
 static CLOCK: StdClock = StdClock;
 breaker_core::register!(CLOSED, "bench/metrics/closed", CLOCK);
 breaker_core::register!(TRIPPED, "bench/metrics/tripped", CLOCK);

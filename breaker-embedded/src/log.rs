@@ -5,18 +5,22 @@ use breaker_core::{Clock, Counters, Duration, Instant, Observer, Phase, Reason, 
 
 use crate::EmbassyClock;
 
-/// An [`Observer`] that logs every transition of a breaker through defmt, one line each:
+/// An [`Observer`] that logs every transition of a breaker through defmt, one line each,
+/// with the message and the fields of breaker-core's `tracing` events and the labels of its
+/// metrics (`breaker`, `from`, `to`: [`Phase::key`], `reason`: [`Reason::key`]), so that
+/// firmware logs read like a host's traces and dashboards:
 ///
 /// ```text
-/// WARN  breaker radio: opened (strikes), cooling down 350 ms
-/// INFO  breaker radio: half-open: probing
-/// INFO  breaker radio: closed (recovered)
+/// WARN  circuit breaker opened breaker=radio from=closed to=open reason=strikes next_probe_in_ms=350
+/// INFO  circuit breaker half-open: probing breaker=radio from=open to=half_open reason=cooldown_elapsed
+/// INFO  circuit breaker closed breaker=radio from=half_open to=closed reason=recovered
 /// ```
 ///
 /// An opening logs at `warn` level, the rest at `info`; set `DEFMT_LOG` accordingly.
-/// "Cooling down" says how much of the cooldown is left when the line is written: the
+/// `next_probe_in_ms` says how much of the cooldown is left when the line is written: the
 /// whole cooldown, except after a lapsed probe lease, whose re-open is backdated to the
-/// lease's end. It reads [`EmbassyClock`] for that, so use it with breakers that read
+/// lease's end; a forced opening has none (it waits for a reset). The keys are defmt
+/// literals, interned on the host: they take no flash. It reads [`EmbassyClock`] for that, so use it with breakers that read
 /// the same clock (as every `#[circuit_breaker]` function of `breaker-embedded` does
 /// unless given a `clock`).
 ///
@@ -52,18 +56,37 @@ impl Observer for DefmtLog {
     #[inline(never)]
     fn on_transition(&self, transition: &Transition) {
         let name = self.name;
+        let (from, why) = (PhaseKey(transition.from), ReasonKey(transition.why));
         match Line::of(transition, EmbassyClock.now()) {
-            Line::Opened { why, left } => {
+            Line::Opened { left, .. } => defmt::warn!(
+                "circuit breaker opened breaker={=str} from={} to=open reason={} next_probe_in_ms={=u32}",
+                name,
+                from,
+                why,
+                left.as_millis()
+            ),
+            Line::OpenedUntilReset => {
                 defmt::warn!(
-                    "breaker {=str}: opened ({}), cooling down {=u32} ms",
+                    "circuit breaker opened breaker={=str} from={} to=open reason={}",
                     name,
-                    why,
-                    left.as_millis()
+                    from,
+                    why
                 )
             }
-            Line::OpenedUntilReset => defmt::warn!("breaker {=str}: opened (forced), until reset", name),
-            Line::Probing => defmt::info!("breaker {=str}: half-open: probing", name),
-            Line::Closed { why } => defmt::info!("breaker {=str}: closed ({})", name, why),
+            Line::Probing => defmt::info!(
+                "circuit breaker half-open: probing breaker={=str} from={} to=half_open reason={}",
+                name,
+                from,
+                why
+            ),
+            Line::Closed { .. } => {
+                defmt::info!(
+                    "circuit breaker closed breaker={=str} from={} to=closed reason={}",
+                    name,
+                    from,
+                    why
+                )
+            }
         }
     }
 }
@@ -75,6 +98,44 @@ enum Line {
     OpenedUntilReset,
     Probing,
     Closed { why: Words },
+}
+
+/// A [`Phase`] as its key ([`Phase::key`]), written as a defmt literal: interned on the
+/// host, so it takes no flash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct PhaseKey(Phase);
+
+impl defmt::Format for PhaseKey {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match self.0 {
+            Phase::Closed => defmt::write!(f, "closed"),
+            Phase::Open => defmt::write!(f, "open"),
+            Phase::HalfOpen => defmt::write!(f, "half_open"),
+        }
+    }
+}
+
+/// A [`Reason`] as its key ([`Reason::key`]), written as a defmt literal.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct ReasonKey(Reason);
+
+impl defmt::Format for ReasonKey {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        match self.0 {
+            Reason::Strikes => defmt::write!(f, "strikes"),
+            Reason::TripVerdict => defmt::write!(f, "trip_verdict"),
+            Reason::ProbeFailed => defmt::write!(f, "probe_failed"),
+            Reason::LeaseExpired => defmt::write!(f, "lease_expired"),
+            Reason::CooldownElapsed => defmt::write!(f, "cooldown_elapsed"),
+            Reason::Recovered => defmt::write!(f, "recovered"),
+            Reason::ForcedOpen => defmt::write!(f, "forced_open"),
+            Reason::Reset => defmt::write!(f, "reset"),
+            Reason::Predicted => defmt::write!(f, "predicted"),
+            Reason::QuotaRed => defmt::write!(f, "quota_red"),
+            Reason::FailureRate => defmt::write!(f, "failure_rate"),
+            Reason::SlowCalls => defmt::write!(f, "slow_calls"),
+        }
+    }
 }
 
 /// A [`Reason`] in [`Reason::words`], written as defmt literals: interned on the host

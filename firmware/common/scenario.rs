@@ -121,7 +121,8 @@ mod reached {
 ///
 /// Three NACKs in a row open its breaker for 350 ms; one good probe closes it. Its
 /// transitions are logged through defmt (`log`: `DefmtLog`), as
-/// `breaker radio: opened (strikes), cooling down 350 ms` and so on.
+/// `circuit breaker opened breaker=radio from=closed to=open reason=strikes next_probe_in_ms=350`
+/// and so on.
 #[cfg_attr(
     not(feature = "no-breakers"),
     circuit_breaker(name = "radio", trip = 3, cooldown = "350ms", clock = crate::rt::CLOCK, log)

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex};
 
 use ::metrics::{Counter, CounterFn, Gauge, GaugeFn, Histogram, Key, KeyName, Metadata, Recorder, SharedString, Unit};
 
-use breaker_core::metrics::{publish, publish_quota};
+use breaker_core::metrics::{publish, publish_breaker, publish_quota};
 use breaker_core::{
-    Clock, Duration, Instant, ManualClock, MetricsLog, Outcome, Policy, QuotaGauge, QuotaPolicy, Sample, SharedBreaker,
-    WindowSize, Windowed,
+    Breaker, Clock, Duration, Instant, LivePolicy, ManualClock, MetricsLog, Outcome, Policy, QuotaGauge, QuotaPolicy,
+    Sample, SharedBreaker, WindowSize, Windowed,
 };
 
 /// A recorder that keeps the last value of every series, keyed as Prometheus prints
@@ -251,4 +251,60 @@ fn a_quota_reading_is_published_with_its_light_as_a_state_set() {
             Some(on)
         );
     }
+}
+
+#[test]
+fn breakers_built_at_run_time_are_published_by_name_and_go_when_no_longer_published() {
+    let keep = Keep::default();
+    let clock = ManualClock::new(Instant::ZERO);
+    let search = Arc::new(SharedBreaker::with_policy(LivePolicy::new(Policy::new(
+        2,
+        Duration::from_secs(30),
+    ))));
+    let mut radio = Breaker::new(Policy::new(1, Duration::from_secs(5)));
+    let scrape = |search: Option<&SharedBreaker<(), LivePolicy>>, radio: &Breaker| {
+        ::metrics::with_local_recorder(&keep, || {
+            publish();
+            if let Some(search) = search {
+                publish_breaker("runtime/search", search, &clock);
+            }
+            publish_breaker("runtime/radio", radio, &clock);
+        })
+    };
+    scrape(Some(&search), &radio);
+    assert_eq!(state_set(&keep, "runtime/search"), [1.0, 0.0, 0.0]);
+    assert_eq!(state_set(&keep, "runtime/radio"), [1.0, 0.0, 0.0]);
+
+    for _ in 0..2 {
+        let _ = search.call(&clock, || Err::<(), _>(std::io::Error::other("down")));
+    }
+    let _ = radio.call(&clock, || Err::<(), _>(std::io::Error::other("nack")));
+    let _ = radio.call(&clock, || Ok::<_, std::io::Error>(()));
+    scrape(Some(&search), &radio);
+    assert_eq!(state_set(&keep, "runtime/search"), [0.0, 1.0, 0.0]);
+    assert_eq!(
+        keep.get("breaker_open_remaining_seconds{breaker=\"runtime/search\"}"),
+        Some(30.0)
+    );
+    assert_eq!(keep.get("breaker_trips_total{breaker=\"runtime/search\"}"), Some(1.0));
+    assert_eq!(
+        keep.get("breaker_calls_total{breaker=\"runtime/search\",outcome=\"failure\"}"),
+        Some(2.0)
+    );
+    assert_eq!(state_set(&keep, "runtime/radio"), [0.0, 1.0, 0.0]);
+    assert_eq!(
+        keep.get("breaker_calls_total{breaker=\"runtime/radio\",outcome=\"rejected\"}"),
+        Some(1.0)
+    );
+    // No window series for them, and the registry's breakers are still there.
+    assert!(keep.of("runtime/search").iter().all(|s| !s.contains("window")));
+    assert_eq!(state_set(&keep, "metrics-test/idle"), [1.0, 0.0, 0.0]);
+
+    // Dropped and no longer published: a scrape writes nothing more for it (the exporter
+    // forgets it after its idle timeout), while the others go on.
+    drop(search);
+    keep.0.lock().unwrap().retain(|k, _| !k.contains("runtime/"));
+    scrape(None, &radio);
+    assert_eq!(keep.of("runtime/search"), Vec::<String>::new());
+    assert_eq!(state_set(&keep, "runtime/radio"), [0.0, 1.0, 0.0]);
 }

@@ -42,7 +42,9 @@
 //!   "no traffic"). The request count of the service beside it (an HTTP layer's) gives
 //!   the traffic.
 //! - A breaker that is not registered (a single-owner [`Breaker`](crate::Breaker), a
-//!   shared one built at run time) is not published: [`publish`] reads the registry only.
+//!   shared one built at run time from a configuration) is published by
+//!   [`publish_breaker`], called beside [`publish`] (which reads the registry only), with
+//!   the same series but the window's.
 //! - Two breakers registered under one name are not published at all (their series would
 //!   overwrite each other): [`registry::check_unique`](crate::registry::check_unique)
 //!   names them.
@@ -89,10 +91,13 @@
 
 use std::sync::Mutex;
 
-use ::metrics::{counter, describe_counter, describe_gauge, gauge, Unit};
+use ::metrics::{counter, describe_counter, describe_gauge, gauge, SharedString, Unit};
 
 use crate::registry::{self, Entry};
-use crate::{Duration, Light, Observer, Phase, Reading, State, Transition, WindowStore};
+use crate::window::{Window, WindowStats};
+use crate::{
+    CircuitBreaker, Clock, Counters, Duration, Light, Observer, Phase, Reading, State, Transition, WindowStore,
+};
 
 const STATE: &str = "breaker_state";
 const OPEN_REMAINING: &str = "breaker_open_remaining_seconds";
@@ -174,35 +179,72 @@ fn describe() {
 
 /// The series of one registered breaker.
 fn publish_entry(entry: &Entry) {
-    let name = entry.name();
     let breaker = entry.breaker();
     let now = entry.now();
-    let state = breaker.state(now);
-    let counters = breaker.counters();
+    let window = breaker.window_stats(now).zip(breaker.policy().window());
+    publish_series(
+        &SharedString::const_str(entry.name()),
+        &breaker.state(now),
+        &breaker.counters(),
+        window,
+    );
+}
 
+/// Publishes the series of a breaker that is not in the registry (one built at run time
+/// from a configuration, a `Breaker`, a `RedisBreaker`, an entry of a table per key) under
+/// the name `name`, as [`publish`] does a registered one's (see [the table](self#series)):
+/// call it beside `publish`, for each such breaker the program holds. The failure-rate
+/// window's rows are published for the kinds that keep one where `publish` reads them
+/// (registered breakers); here they are left out.
+///
+/// A breaker published this way appears at its first publication; once the program drops
+/// it and stops publishing it, its series go as any series not published again does (with
+/// `metrics-exporter-prometheus`, after the idle timeout given for them). Give it a name of
+/// its own: one the registry also lists would have both breakers write the same series.
+/// Allocates (the label's text and the recorder's keys), as `publish` does: at a scrape,
+/// never per call.
+///
+/// ```
+/// use std::sync::Arc;
+/// use breaker_core::{Duration, Policy, SharedBreaker, StdClock};
+///
+/// let search = Arc::new(SharedBreaker::with_policy(Policy::new(3, Duration::from_secs(30))));
+/// // In the `/metrics` handler, beside `publish()`:
+/// breaker_core::metrics::publish_breaker("search", &*search, &StdClock);
+/// ```
+pub fn publish_breaker<B: CircuitBreaker + ?Sized, C: Clock>(name: &str, breaker: &B, clock: &C) {
+    let _one_at_a_time = PUBLISHING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    describe();
+    let name = SharedString::from(std::string::String::from(name));
+    publish_series(&name, &breaker.state(clock), &breaker.counters(), None);
+}
+
+/// The series of one breaker: its state, counters and (where it keeps one) its window.
+fn publish_series(name: &SharedString, state: &State, counters: &Counters, window: Option<(WindowStats, Window)>) {
+    let label = || name.clone();
     for phase in PHASES {
         let on = state.phase() == phase;
-        gauge!(STATE, "breaker" => name, "state" => phase.key()).set(if on { 1.0 } else { 0.0 });
+        gauge!(STATE, "breaker" => label(), "state" => phase.key()).set(if on { 1.0 } else { 0.0 });
     }
-    gauge!(OPEN_REMAINING, "breaker" => name).set(open_remaining_seconds(&state));
+    gauge!(OPEN_REMAINING, "breaker" => label()).set(open_remaining_seconds(state));
 
-    counter!(CALLS, "breaker" => name, "outcome" => "failure").absolute(counters.failures.into());
-    counter!(CALLS, "breaker" => name, "outcome" => "rejected").absolute(counters.skips.into());
-    counter!(TRIPS, "breaker" => name).absolute(counters.trips.into());
-    counter!(PROBES, "breaker" => name).absolute(counters.probes.into());
-    counter!(LEASE_EXPIRIES, "breaker" => name).absolute(counters.lease_expiries.into());
+    counter!(CALLS, "breaker" => label(), "outcome" => "failure").absolute(counters.failures.into());
+    counter!(CALLS, "breaker" => label(), "outcome" => "rejected").absolute(counters.skips.into());
+    counter!(TRIPS, "breaker" => label()).absolute(counters.trips.into());
+    counter!(PROBES, "breaker" => label()).absolute(counters.probes.into());
+    counter!(LEASE_EXPIRIES, "breaker" => label()).absolute(counters.lease_expiries.into());
 
-    let (Some(stats), Some(window)) = (breaker.window_stats(now), breaker.policy().window()) else {
+    let Some((stats, window)) = window else {
         return;
     };
-    gauge!(WINDOW_CALLS, "breaker" => name).set(stats.calls);
+    gauge!(WINDOW_CALLS, "breaker" => label()).set(stats.calls);
     if stats.calls == 0 || stats.calls < window.min_calls() {
         return;
     }
     let calls = f64::from(stats.calls);
-    gauge!(FAILURE_RATIO, "breaker" => name).set(f64::from(stats.failures) / calls);
+    gauge!(FAILURE_RATIO, "breaker" => label()).set(f64::from(stats.failures) / calls);
     if window.slow_calls().is_some() {
-        gauge!(SLOW_RATIO, "breaker" => name).set(f64::from(stats.slow) / calls);
+        gauge!(SLOW_RATIO, "breaker" => label()).set(f64::from(stats.slow) / calls);
     }
 }
 

@@ -88,7 +88,7 @@ fn airtime(tick: u32) -> u32 {
 }
 
 fn priority(tick: u32) -> Priority {
-    if tick % 4 == 0 {
+    if tick.is_multiple_of(4) {
         Priority::High
     } else {
         Priority::Normal
