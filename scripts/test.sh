@@ -166,6 +166,13 @@ bash scripts/readme-walkthrough.sh
 # workspace. `--allow-dirty`: the test command runs on a working tree too.
 step "cargo package: breaker-macros, breaker-core, breaker-embedded, breaker-redis"
 PUBLISHED=(breaker-macros breaker-core breaker-embedded breaker-redis)
+# Cargo unpacks the local registry's tarballs under CARGO_HOME once per name and version,
+# and never again: a second run on the same machine would verify against the first run's
+# sources. Those unpacked copies (registries without a host, `-<hash>`) go first.
+for crate in "${PUBLISHED[@]}"; do
+    rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$crate"-[0-9]* \
+        "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/-*/"$crate"-[0-9]*.crate
+done
 package_args=()
 for crate in "${PUBLISHED[@]}"; do package_args+=(-p "$crate"); done
 cargo package --allow-dirty --quiet "${package_args[@]}"
