@@ -26,6 +26,8 @@ pub use crate::{CallError, Classify, Clock, Duration, Policy, Refused, SharedBre
 pub use crate::{DefaultSleep, Jitter, RetryPolicy};
 // `#[circuit_breaker(window = ..)]`'s policy and breaker.
 pub use crate::{CallWindow, Outcome, TimeWindow, WindowSize, Windowed};
+// `#[circuit_breaker(history = N)]`'s observer.
+pub use crate::History;
 #[cfg(not(feature = "std"))]
 use crate::{Observer, Transition};
 

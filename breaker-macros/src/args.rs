@@ -24,6 +24,7 @@ mod kw {
     syn::custom_keyword!(max_cooldown);
     syn::custom_keyword!(name);
     syn::custom_keyword!(log);
+    syn::custom_keyword!(history);
     syn::custom_keyword!(classify);
     syn::custom_keyword!(refused);
     syn::custom_keyword!(clock);
@@ -37,7 +38,7 @@ mod kw {
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -45,6 +46,8 @@ pub const MAX_TRIP: u32 = 255;
 pub const MAX_PROBES: u32 = 15;
 /// The largest `backoff` multiplier.
 pub const MAX_BACKOFF: u32 = 255;
+/// The largest `history` (`breaker_core::MAX_HISTORY`).
+pub const MAX_HISTORY: u32 = 1024;
 
 /// One argument's value and where it was written.
 #[derive(Clone, Copy)]
@@ -68,6 +71,8 @@ pub struct Args {
     pub name: Option<LitStr>,
     /// `log`, `log = true` or `log = false`.
     pub log: Option<bool>,
+    /// `history = N`: the breaker keeps its last `N` transitions.
+    pub history: Option<Setting<u32>>,
     pub classify: Option<Path>,
     /// `refused = path`: the function that turns a refusal into the error type.
     pub refused: Option<Path>,
@@ -110,6 +115,7 @@ enum Key {
     MaxCooldown,
     Name,
     Log,
+    History,
     Classify,
     Refused,
     Clock,
@@ -133,6 +139,7 @@ impl Key {
             Key::MaxCooldown => "max_cooldown",
             Key::Name => "name",
             Key::Log => "log",
+            Key::History => "history",
             Key::Classify => "classify",
             Key::Refused => "refused",
             Key::Clock => "clock",
@@ -156,6 +163,7 @@ impl Key {
             Key::MaxCooldown => "max_cooldown = \"30m\"",
             Key::Name => "name = \"radio::send\"",
             Key::Log => "log",
+            Key::History => "history = 16",
             Key::Classify => "classify = my_verdict",
             Key::Refused => "refused = my_refusal",
             Key::Clock => "clock = CLOCK",
@@ -246,6 +254,7 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
         Key::Trip => args.trip = range(&value, "trip", 1, MAX_TRIP, errors).map(set),
         Key::Probes => args.probes = range(&value, "probes", 1, MAX_PROBES, errors).map(set),
         Key::Backoff => args.backoff = range(&value, "backoff", 1, MAX_BACKOFF, errors).map(set),
+        Key::History => args.history = range(&value, "history", 1, MAX_HISTORY, errors).map(set),
         Key::Cooldown => args.cooldown = duration_value(&value, "cooldown", errors).map(set),
         Key::ProbeLease => args.probe_lease = duration_value(&value, "probe_lease", errors).map(set),
         Key::MaxCooldown => args.max_cooldown = duration_value(&value, "max_cooldown", errors).map(set),
@@ -361,6 +370,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::max_cooldown => Key::MaxCooldown,
         kw::name => Key::Name,
         kw::log => Key::Log,
+        kw::history => Key::History,
         kw::classify => Key::Classify,
         kw::refused => Key::Refused,
         kw::clock => Key::Clock,
@@ -408,6 +418,7 @@ fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Op
         "failure_rate" => "the percentage of failed calls in the window that opens the breaker",
         "slow_rate" => "the percentage of slow calls in the window that opens the breaker",
         "min_calls" => "the fewest calls in the window before a rate can open the breaker",
+        "history" => "the last transitions its breaker keeps for the registry's report",
         _ => "the factor each re-open multiplies the cooldown by, 1 for a constant cooldown",
     };
     let Some(Lit::Int(int)) = bare_literal(value) else {
@@ -713,7 +724,7 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
+                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
                 "`trip` takes an integer literal from 1 to 255 (consecutive strikes that open the breaker), such as `trip = 1`",
                 "expected `,` between arguments",
                 "expected `,` between arguments",

@@ -121,23 +121,33 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn, runtime: &str) -> 
     });
 
     // Without `log`, the observer is `()`: nothing to call, nothing stored. With it, the
-    // runtime crate's `Log` (stderr, defmt, or nothing) is told of every transition.
-    let (breaker_ty, breaker_init) = match (&config.window, config.log) {
+    // runtime crate's `Log` (stderr, defmt, or nothing) is told of every transition. With
+    // `history = N`, a `History<N, _>` keeps the last `N` in front of it.
+    let (observer_ty, observer) = if config.log {
+        (quote!(#private::Log), quote!(#private::Log::new(#name)))
+    } else {
+        (quote!(()), quote!(()))
+    };
+    let (observer_ty, observer) = match config.history {
+        Some(n) => {
+            let n = Literal::usize_unsuffixed(n as usize);
+            (
+                quote!(#private::History<#n, #observer_ty>),
+                quote!(#private::History::new(#observer)),
+            )
+        }
+        None => (observer_ty, observer),
+    };
+    let (breaker_ty, breaker_init) = match &config.window {
         // A windowed breaker keeps its window beside the observer (`window.rs`).
-        (Some(window), true) => crate::window::breaker(
-            window,
-            &private,
-            quote!(#private::Log),
-            quote!(#private::Log::new(#name)),
-        ),
-        (Some(window), false) => crate::window::breaker(window, &private, quote!(()), quote!(())),
-        (None, true) => (
-            quote!(#private::SharedBreaker<#private::Log>),
-            quote!(#private::SharedBreaker::with_observer(&__BREAKER_CORE_POLICY, #private::Log::new(#name))),
-        ),
-        (None, false) => (
+        Some(window) => crate::window::breaker(window, &private, observer_ty, observer),
+        None if !config.log && config.history.is_none() => (
             quote!(#private::SharedBreaker),
             quote!(#private::SharedBreaker::new(&__BREAKER_CORE_POLICY)),
+        ),
+        None => (
+            quote!(#private::SharedBreaker<#observer_ty>),
+            quote!(#private::SharedBreaker::with_observer(&__BREAKER_CORE_POLICY, #observer)),
         ),
     };
 

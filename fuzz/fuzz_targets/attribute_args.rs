@@ -187,6 +187,7 @@ struct Settings {
     max_cooldown: u32,
     name: Option<String>,
     log: bool,
+    history: Option<u32>,
     classify: Option<String>,
     refused: Option<String>,
     clock: Option<String>,
@@ -240,6 +241,7 @@ impl Settings {
             max_cooldown: c.max_cooldown,
             name: c.name.as_ref().map(syn::LitStr::value),
             log: c.log,
+            history: c.history,
             classify: path(&c.classify),
             refused: path(&c.refused),
             clock: path(&c.clock),
@@ -268,7 +270,7 @@ impl Settings {
 }
 
 /// Every argument of the table.
-const KEYS: [&str; 25] = [
+const KEYS: [&str; 26] = [
     "trip",
     "cooldown",
     "probe_lease",
@@ -282,6 +284,7 @@ const KEYS: [&str; 25] = [
     "slow_rate",
     "name",
     "log",
+    "history",
     "classify",
     "refused",
     "clock",
@@ -337,6 +340,7 @@ fn expected(tokens: &TokenStream) -> Result<Settings, String> {
         max_cooldown: 0,
         name: None,
         log: false,
+        history: integer(value("history"), "history", 1..=1024)?,
         classify: path(value("classify"), "classify")?,
         refused: path(value("refused"), "refused")?,
         clock: path(value("clock"), "clock")?,
