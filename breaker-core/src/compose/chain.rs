@@ -647,6 +647,9 @@ impl<const N: usize, P: crate::PolicyStore> FallbackChain<N, (), P> {
     /// let clock = ManualClock::new(Instant::ZERO);
     /// assert_eq!(chain.would_route(clock.now()), Route::Primary { probe: false });
     /// ```
+    ///
+    /// # Panics
+    /// If the policy is windowed: see [`FallbackChain::with_policy_and_observer`].
     pub fn with_policy(policy: P, primary: &'static str, backups: [Backup; N]) -> Self {
         FallbackChain::with_policy_and_observer(policy, primary, backups, ())
     }
@@ -654,6 +657,11 @@ impl<const N: usize, P: crate::PolicyStore> FallbackChain<N, (), P> {
 
 impl<const N: usize, O: ChainObserver, P: crate::PolicyStore> FallbackChain<N, O, P> {
     /// [`FallbackChain::with_policy`] with an observer told what the chain does.
+    ///
+    /// # Panics
+    /// If the policy is windowed ([`Policy::failure_rate`]): the primary's breaker keeps
+    /// consecutive strikes (its observer is the chain's routing book, which holds no
+    /// window).
     pub fn with_policy_and_observer(policy: P, primary: &'static str, backups: [Backup; N], observer: O) -> Self {
         chain_init!(
             SharedBreaker::with_policy_and_observer,
@@ -688,14 +696,7 @@ impl<const N: usize, O: ChainObserver> FallbackChain<N, O> {
     /// A chain that tells `observer` what it does (not `const` under loom).
     #[cfg(loom)]
     pub fn with_observer(policy: &'static Policy, primary: &'static str, backups: [Backup; N], observer: O) -> Self {
-        chain_init!(
-            SharedBreaker::with_observer,
-            policy,
-            primary,
-            backups,
-            observer,
-            core::array::from_fn(|_| AtomicU32::new(0))
-        )
+        Self::with_policy_and_observer(policy, primary, backups, observer)
     }
 }
 
