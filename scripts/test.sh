@@ -166,12 +166,16 @@ bash scripts/readme-walkthrough.sh
 # workspace. `--allow-dirty`: the test command runs on a working tree too.
 step "cargo package: breaker-macros, breaker-core, breaker-embedded, breaker-redis"
 PUBLISHED=(breaker-macros breaker-core breaker-embedded breaker-redis)
-# Cargo unpacks the local registry's tarballs under CARGO_HOME once per name and version,
-# and never again: a second run on the same machine would verify against the first run's
-# sources. Those unpacked copies (registries without a host, `-<hash>`) go first.
+# A second run on the same machine would verify against the first run's packages: Cargo
+# unpacks the local registry's tarballs under CARGO_HOME once per name and version, and
+# takes a registry package's build in the target directory as final. Both go first (the
+# unpacked copies are those of registries without a host, `-<hash>`; the builds are this
+# workspace's crates', which the next build of the workspace redoes anyway).
 for crate in "${PUBLISHED[@]}"; do
     rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/"$crate"-[0-9]* \
-        "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/-*/"$crate"-[0-9]*.crate
+        "${CARGO_HOME:-$HOME/.cargo}"/registry/cache/-*/"$crate"-[0-9]*.crate \
+        target/debug/.fingerprint/"$crate"-* target/debug/build/"$crate"-* \
+        target/debug/deps/lib"${crate//-/_}"-* target/debug/deps/"${crate//-/_}"-*
 done
 package_args=()
 for crate in "${PUBLISHED[@]}"; do package_args+=(-p "$crate"); done

@@ -501,6 +501,24 @@ impl<'a, const N: usize> HealthRouter<'a, N> {
                 count(&counts.served, rank > 0, &counts.substitutions);
                 return call(candidate).map_err(RouterError::Inner);
             }
+            // A `static` breaker: its own permit, the call inlined here (no `dyn` closure).
+            if let Resolved::Any(b, clock) = breaker {
+                let Ok(permit) = b.try_acquire(&clock) else {
+                    // Refused: another caller took the probe since; the next candidate.
+                    f = Some(call);
+                    continue;
+                };
+                let r = call(candidate);
+                let outcome = match (&r, classify.take()) {
+                    (Ok(_), _) => Outcome::Success,
+                    (Err(e), Some(classify)) => Outcome::Error(classify(e)),
+                    // Never: `classify` goes with the one call made.
+                    (Err(_), None) => Outcome::NEUTRAL,
+                };
+                permit.record(outcome);
+                count(&counts.served, rank > 0, &counts.substitutions);
+                return r.map_err(RouterError::Inner);
+            }
             f = Some(call);
             let mut result = None;
             let gated = breaker.through(&mut || match (f.take(), classify.take()) {
