@@ -509,13 +509,11 @@ impl<'a, const N: usize> HealthRouter<'a, N> {
                     continue;
                 };
                 let r = call(candidate);
-                let outcome = match (&r, classify.take()) {
-                    (Ok(_), _) => Outcome::Success,
-                    (Err(e), Some(classify)) => Outcome::Error(classify(e)),
-                    // Never: `classify` goes with the one call made.
-                    (Err(_), None) => Outcome::NEUTRAL,
-                };
-                permit.record(outcome);
+                match &r {
+                    Ok(_) => permit.success(),
+                    // `classify` goes with the one call made: always there.
+                    Err(e) => permit.failure(classify.take().map_or(Verdict::Strike, |classify| classify(e))),
+                }
                 count(&counts.served, rank > 0, &counts.substitutions);
                 return r.map_err(RouterError::Inner);
             }
