@@ -483,9 +483,7 @@ impl<'a, const N: usize> HealthRouter<'a, N> {
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, RouterError<E>> {
         let (row, counts) = self.find(tool).ok_or(RouterError::UnknownTool)?;
-        // Given back by a gate that refused without calling: tried with the next candidate.
-        let mut f = Some(f);
-        let mut classify = Some(classify);
+        let (mut f, mut classify) = (f, classify);
         for (rank, candidate) in row.candidates().enumerate() {
             let Ok((breaker, gates_itself)) = candidate.resolve() else {
                 continue;
@@ -494,50 +492,59 @@ impl<'a, const N: usize> HealthRouter<'a, N> {
             if !breaker.would_allow() {
                 continue;
             }
-            let Some(call) = f.take() else { break };
             if gates_itself {
                 // Its own gate takes the permit and its own breaker hears the outcome: a
                 // permit here would count each outcome twice and hold its probe.
                 count(&counts.served, rank > 0, &counts.substitutions);
-                return call(candidate).map_err(RouterError::Inner);
+                return f(candidate).map_err(RouterError::Inner);
             }
-            // A `static` breaker: its own permit, the call inlined here (no `dyn` closure).
-            if let Resolved::Any(b, clock) = breaker {
-                let Ok(permit) = b.try_acquire(&clock) else {
-                    // Refused: another caller took the probe since; the next candidate.
-                    f = Some(call);
-                    continue;
-                };
-                let r = call(candidate);
-                match &r {
-                    Ok(_) => permit.success(),
-                    // `classify` goes with the one call made: always there.
-                    Err(e) => permit.failure(classify.take().map_or(Verdict::Strike, |classify| classify(e))),
-                }
-                count(&counts.served, rank > 0, &counts.substitutions);
-                return r.map_err(RouterError::Inner);
-            }
-            f = Some(call);
-            let mut result = None;
-            let gated = breaker.through(&mut || match (f.take(), classify.take()) {
-                (Some(call), Some(classify)) => {
-                    let r = call(candidate);
-                    let outcome = match &r {
-                        Ok(_) => Outcome::Success,
-                        Err(e) => Outcome::Error(classify(e)),
+            match breaker {
+                // A `static` breaker: its own permit, the call inlined here.
+                Resolved::Any(b, clock) => {
+                    let Ok(permit) = b.try_acquire(&clock) else {
+                        // Refused: another caller took the probe since; the next candidate.
+                        continue;
                     };
-                    result = Some(r);
-                    outcome
+                    count(&counts.served, rank > 0, &counts.substitutions);
+                    return match f(candidate) {
+                        Ok(v) => {
+                            permit.success();
+                            Ok(v)
+                        }
+                        Err(e) => {
+                            permit.failure(classify(&e));
+                            Err(RouterError::Inner(e))
+                        }
+                    };
                 }
-                // Each gate runs its call once; never reached.
-                _ => Outcome::NEUTRAL,
-            });
-            if let (Ok(()), Some(r)) = (gated, result) {
-                count(&counts.served, rank > 0, &counts.substitutions);
-                return r.map_err(RouterError::Inner);
+                // Any other shared breaker, behind `dyn`: the call runs inside its gate,
+                // which gives it back unrun if it refuses.
+                Resolved::Gate(..) => {
+                    let mut slot = Some((f, classify));
+                    let mut result = None;
+                    let gated = breaker.through(&mut || match slot.take() {
+                        Some((call, classify)) => {
+                            let r = call(candidate);
+                            let outcome = match &r {
+                                Ok(_) => Outcome::Success,
+                                Err(e) => Outcome::Error(classify(e)),
+                            };
+                            result = Some(r);
+                            outcome
+                        }
+                        // Each gate runs its call once; never reached.
+                        None => Outcome::NEUTRAL,
+                    });
+                    if let (Ok(()), Some(r)) = (gated, result) {
+                        count(&counts.served, rank > 0, &counts.substitutions);
+                        return r.map_err(RouterError::Inner);
+                    }
+                    // Refused: another caller took the probe since; nothing was taken, the
+                    // call is still ours: the next candidate.
+                    let Some(back) = slot.take() else { break };
+                    (f, classify) = back;
+                }
             }
-            // Refused: another caller took the probe since; nothing was taken, the call
-            // is still ours: next candidate.
         }
         bump(&counts.refusals);
         Err(RouterError::Unavailable { tool: row.tool.name })
