@@ -19,10 +19,10 @@ use crate::EmbassyClock;
 /// An opening logs at `warn` level, the rest at `info`; set `DEFMT_LOG` accordingly.
 /// `next_probe_in_ms` says how much of the cooldown is left when the line is written: the
 /// whole cooldown, except after a lapsed probe lease, whose re-open is backdated to the
-/// lease's end; a forced opening has none (it waits for a reset). The keys are defmt
-/// literals, interned on the host: they take no flash. It reads [`EmbassyClock`] for that, so use it with breakers that read
-/// the same clock (as every `#[circuit_breaker]` function of `breaker-embedded` does
-/// unless given a `clock`).
+/// lease's end; a forced opening has none (it waits for a reset). It reads
+/// [`EmbassyClock`] for that, so use it with breakers that read the same clock (as every
+/// `#[circuit_breaker]` function of `breaker-embedded` does unless given a `clock`). The
+/// keys are defmt literals, interned on the host: they take no flash.
 ///
 /// `#[circuit_breaker(log)]` functions log through it, each named by its registry name.
 /// A breaker written by hand takes it as its observer:
