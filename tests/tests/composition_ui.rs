@@ -1,7 +1,7 @@
 //! The cells of the composition matrix (`docs/composition.md`) that do not compile, each
 //! with the error that says why and what to write instead: a registry entry given to the
-//! tower layer, to `Guarded` or to the quota guard, and a Redis-shared breaker given to the
-//! quota guard. Each case under `ui/composition_fail/` is named after the cell.
+//! tower layer, to `Guarded` or to the quota guard, a Redis-shared breaker given to the
+//! quota guard, and a single-owner `Breaker` given to the tower layer or as a router tool. Each case under `ui/composition_fail/` is named after the cell.
 //!
 //! Refresh the expected output with `TRYBUILD=overwrite cargo test -p tests --test composition_ui`
 //! and read the diff.

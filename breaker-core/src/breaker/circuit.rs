@@ -56,6 +56,11 @@ use crate::{
 /// assert_eq!(owned.phase(clock.now()), Phase::Open);
 /// assert_eq!(SHARED.phase(clock.now()), Phase::Open);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a circuit breaker here",
+    label = "not a `CircuitBreaker`",
+    note = "the kinds: a `Breaker` by value or `&mut` (one owner: never through `&`), a `SharedBreaker` by value, `&` or `Arc`, a registry `&Entry`, a `RedisBreaker`, a keyed table's entry; where a composite shares its breaker between callers (a router tool, a tower layer), give it a `SharedBreaker`"
+)]
 pub trait CircuitBreaker {
     /// What the gate hands out for one call, to be given back to
     /// [`report`](CircuitBreaker::report) or [`abandon`](CircuitBreaker::abandon).

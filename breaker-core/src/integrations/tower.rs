@@ -230,11 +230,13 @@ pub struct CircuitBreakerLayer<B, C, K = ByClassify> {
     classify: K,
 }
 
-impl<B: GuardsCalls, C> CircuitBreakerLayer<B, C> {
+impl<B: GuardsCalls + Clone, C> CircuitBreakerLayer<B, C> {
     /// A layer guarding services with `breaker`: any [`CircuitBreaker`] handle that clones
     /// into the same breaker (a `&'static SharedBreaker`, an `Arc<SharedBreaker<..>>`, a
     /// `RedisBreaker`), reading `clock`, classifying errors with [`Classify`]. Not a
-    /// registry entry, which guards its own function only ([`GuardsCalls`]).
+    /// registry entry, which guards its own function only ([`GuardsCalls`]), nor a
+    /// single-owner `Breaker`, which is not `Clone` (each service would get a breaker of
+    /// its own).
     pub const fn new(breaker: B, clock: C) -> Self {
         CircuitBreakerLayer {
             breaker,
