@@ -2,7 +2,7 @@
 # Instructions per call, counted by `valgrind --tool=callgrind`.
 #
 # Instruction counts are stable on noisy machines where nanoseconds are not. Each case (of
-# the `peers`, `ladder`, `hal`, `compose`, `quota`, `replicas` and `shapes` benchmarks) is run twice
+# the `peers`, `ladder`, `hal`, `compose`, `quota`, `replicas`, `shapes` and `tower` benchmarks) is run twice
 # under callgrind, with N1 and N2 calls; the difference of the two runs' total instruction
 # counts (Ir), divided by N2 - N1, is the cost of one call: process start-up, breaker
 # construction and tripping are the same in both runs and cancel out.
@@ -14,6 +14,7 @@
 #   BENCH=hal bench/callgrind.sh       # the `hal` benchmark's cases: Guarded, the bare bus, by hand
 #   BENCH=compose bench/callgrind.sh   # the `compose` benchmark's cases (chain, router, fallback)
 #   BENCH=quota bench/callgrind.sh     # the `quota` benchmark's cases (the gauge's cost per sample)
+#   BENCH=tower bench/callgrind.sh     # the tower layer, closed and refusing, beside the bare service
 #   BENCH=metrics bench/callgrind.sh   # closed call and refusal, features `metrics` and `tracing` off and on (two builds)
 #
 # Installs nothing. Needs valgrind (with callgrind) and cargo; objdump only for --asm.
@@ -89,7 +90,7 @@ fi
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/breaker-callgrind.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
 
-BENCHES=(peers ladder hal compose quota replicas shapes metrics)
+BENCHES=(peers ladder hal compose quota replicas shapes metrics tower)
 DEFAULT_CASES=$((${#CASES[@]} == 0))
 echo "building the ${BENCHES[*]} benchmarks (release, bench profile)..." >&2
 cargo bench -p bench $(printf -- '--bench %s ' "${BENCHES[@]}") --no-run --message-format=json >"$WORK/build.json"
@@ -187,7 +188,7 @@ check() { # label, case, reference case, allowed extra instructions
     }'
 }
 # The targets are the peers benchmark's, and the metrics benchmark's.
-[[ $BENCH == peers || $BENCH == metrics ]] && echo "### Instruction targets (those whose two cases were run)" && echo
+[[ $BENCH == peers || $BENCH == metrics || $BENCH == tower ]] && echo "### Instruction targets (those whose two cases were run)" && echo
 check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
 check "macro-wrapped (inlined into its one caller's loop) vs SharedBreaker::call by hand" macro-closed ours-closed 2
@@ -207,6 +208,16 @@ if [[ -n $METRICS_ON_EXE ]]; then
     while read -r c n; do
         echo "- allocations in $c's loop of 100000 calls: $n -> $([[ $n == 0 ]] && echo MET || echo MISSED)"
     done < <("${EXE_OF[metrics-off-closed]}" --allocs; "$METRICS_ON_EXE" --allocs)
+fi
+if [[ -n ${PER_CALL[tower-layer-closed]:-} && -n ${PER_CALL[tower-bare-ok]:-} ]]; then
+    awk -v x="${PER_CALL[tower-layer-closed]}" -v y="${PER_CALL[tower-bare-ok]}" \
+        'BEGIN { printf "- tower layer, closed: %.2f instructions, %+.2f over the bare service answering Ok\n", x, x - y }'
+fi
+check "tower layer refusal vs the bare service answering an error" tower-layer-refused tower-bare-err 10
+if [[ $BENCH == tower ]]; then
+    while read -r c n; do
+        echo "- allocations in $c's loop of 100000 calls: $n -> $([[ $n == 0 ]] && echo MET || echo MISSED)"
+    done < <("${EXE_OF[tower-bare-ok]}" --allocs)
 fi
 check "ladder, first-attempt success, vs SharedBreaker::call alone" ladder-first-ok ladder-breaker 3
 check "RedisBreaker::call closed vs SharedBreaker::call (the local figure)" replicas-redis replicas-local 0
