@@ -1,6 +1,6 @@
 //! `cargo bench -p bench --bench compose`: what the compositions of the breaker cost per
-//! call, side by side in one process with the plain `SharedBreaker::call` they build on:
-//! a `FallbackChain` turn to its healthy primary and to a backup, a `HealthRouter` call of
+//! call, side by side in one process with the plain `SharedBreaker::call` they build on
+//! (and the same call over a reloadable `LivePolicy`): a `FallbackChain` turn to its healthy primary and to a backup, a `HealthRouter` call of
 //! the tool itself and of a substitute, and a `#[circuit_breaker(fallback = ..)]` function
 //! while closed and while refusing.
 //!
@@ -20,8 +20,8 @@ use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use bench::Stats;
 use breaker_core::{
-    circuit_breaker, Backup, Classify, Duration, FallbackChain, HealthRouter, Instant, ManualClock, Policy, Row,
-    SharedBreaker, Tool, DEFAULT_CHAIN_POLICY,
+    circuit_breaker, Backup, Classify, Duration, FallbackChain, HealthRouter, Instant, LivePolicy, ManualClock, Policy,
+    PolicyStore, Row, SharedBreaker, Tool, DEFAULT_CHAIN_POLICY,
 };
 
 /// Trip after 3 consecutive strikes, refuse for 30 s.
@@ -40,6 +40,8 @@ fn work(i: u64) -> Result<u64, Fail> {
 // ---- the subjects ------------------------------------------------------------------------
 
 static PLAIN: SharedBreaker = SharedBreaker::new(&POLICY);
+/// The same policy, reloadable: a breaker over it reads it at each decision.
+static LIVE: LivePolicy = LivePolicy::new(Policy::new(3, Duration::from_secs(30)));
 
 static HEALTHY: FallbackChain<1> = FallbackChain::new(&DEFAULT_CHAIN_POLICY, "primary", [Backup::new("backup")]);
 /// Tripped by [`prepare`]: every turn goes to its backup.
@@ -86,7 +88,7 @@ fn prepare() {
 // ---- the loops ---------------------------------------------------------------------------
 
 #[inline(never)]
-fn loop_plain(b: &SharedBreaker, n: u64) -> u64 {
+fn loop_plain<P: PolicyStore>(b: &SharedBreaker<(), P>, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
         if let Ok(v) = b.call(&CLOCK, || work(i)) {
@@ -153,6 +155,11 @@ const CASES: &[Case] = &[
         key: "plain-closed",
         label: "SharedBreaker::call, closed (the reference)",
         run: |n| loop_plain(black_box(&PLAIN), n),
+    },
+    Case {
+        key: "live-closed",
+        label: "SharedBreaker::call over a LivePolicy, closed",
+        run: |n| loop_plain(black_box(&SharedBreaker::with_policy(&LIVE)), n),
     },
     Case {
         key: "chain-primary",

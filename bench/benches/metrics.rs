@@ -21,14 +21,13 @@
 use std::hint::black_box;
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
-use bench::{CountingAlloc, Stats};
+use bench::{CountingAlloc, TimedCase};
 use breaker_core::{CallError, Duration, Policy, SharedBreaker, StdClock};
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const ROUNDS: usize = 15;
-const SAMPLE_TARGET: StdDuration = StdDuration::from_millis(15);
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
 
@@ -165,20 +164,14 @@ fn run_rejected(n: u64) -> (StdDuration, u64) {
     run(loop_rejected, &TRIPPED, n)
 }
 
-struct Case {
-    key: &'static str,
-    label: &'static str,
-    run: fn(u64) -> (StdDuration, u64),
-}
-
 #[cfg(not(feature = "metrics"))]
-const CASES: &[Case] = &[
-    Case {
+const CASES: &[TimedCase] = &[
+    TimedCase {
         key: "metrics-off-closed",
         label: "closed call, features `metrics` and `tracing` off",
         run: run_closed,
     },
-    Case {
+    TimedCase {
         key: "metrics-off-rejected",
         label: "refusal, features `metrics` and `tracing` off",
         run: run_rejected,
@@ -186,85 +179,26 @@ const CASES: &[Case] = &[
 ];
 
 #[cfg(feature = "metrics")]
-const CASES: &[Case] = &[
-    Case {
+const CASES: &[TimedCase] = &[
+    TimedCase {
         key: "metrics-on-closed",
         label: "closed call, features `metrics` and `tracing` on, registry published",
         run: run_closed,
     },
-    Case {
+    TimedCase {
         key: "metrics-on-rejected",
         label: "refusal, features `metrics` and `tracing` on, registry published",
         run: run_rejected,
     },
 ];
 
-fn case(key: &str) -> &'static Case {
-    CASES.iter().find(|c| c.key == key).unwrap_or_else(|| {
-        eprintln!("no case {key}; --list lists them");
-        std::process::exit(2)
-    })
-}
-
-fn usage() -> ! {
-    eprintln!("usage: metrics [--bench]              ns and allocations per call of every case");
-    eprintln!("       metrics --icount CASE COUNT     run one case COUNT calls (for callgrind.sh)");
-    eprintln!("       metrics --allocs                allocations in each case's loop of 100000 calls");
-    eprintln!("       metrics --list                  list the cases");
-    std::process::exit(2);
-}
-
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        [] => {}
-        ["--list"] => {
-            for c in CASES {
-                println!("{}\t{}", c.key, c.label);
-            }
-            return;
-        }
-        ["--icount", key, count] => {
-            let count: u64 = count.parse().unwrap_or_else(|_| usage());
-            black_box((case(key).run)(count));
-            return;
-        }
-        ["--allocs"] => {
-            for c in CASES {
-                println!("{}\t{}", c.key, (c.run)(100_000).1);
-            }
-            return;
-        }
-        _ => usage(),
-    }
-
-    let counts: Vec<u64> = CASES
-        .iter()
-        .map(|c| bench::calls_per_sample(SAMPLE_TARGET, |n| (c.run)(n).0))
-        .collect();
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); CASES.len()];
-    let mut allocs = vec![0u64; CASES.len()];
-    for _ in 0..ROUNDS {
-        for (i, c) in CASES.iter().enumerate() {
-            let (t, a) = (c.run)(counts[i]);
-            samples[i].push(t.as_nanos() as f64 / counts[i] as f64);
-            allocs[i] += a;
-        }
-    }
-    println!("| case | ns per call (median) | min | max | allocations per call |");
-    println!("|---|---:|---:|---:|---:|");
-    for (i, c) in CASES.iter().enumerate() {
-        let st = Stats::of(&samples[i]);
-        let per_call = allocs[i] as f64 / (counts[i] * ROUNDS as u64) as f64;
+    bench::timed_main("metrics", CASES, ROUNDS, || {
+        #[cfg(feature = "metrics")]
         println!(
-            "| {} | {:.2} | {:.2} | {:.2} | {per_call} |",
-            c.label, st.median, st.min, st.max
+            "\ntracing events (the tripped breaker's transitions): {}",
+            EVENTS.load(std::sync::atomic::Ordering::Relaxed)
         );
-    }
-    #[cfg(feature = "metrics")]
-    println!(
-        "\ntracing events (the tripped breaker's transitions): {}",
-        EVENTS.load(std::sync::atomic::Ordering::Relaxed)
-    );
-    println!("\nInstructions per call, both builds: `BENCH=metrics bench/callgrind.sh`.");
+        println!("\nInstructions per call, both builds: `BENCH=metrics bench/callgrind.sh`.");
+    });
 }

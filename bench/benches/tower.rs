@@ -20,7 +20,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
-use bench::{CountingAlloc, Stats};
+use bench::{CountingAlloc, TimedCase};
 use breaker_core::tower::{BoxError, CircuitBreakerLayer};
 use breaker_core::{Duration, Policy, SharedBreaker, StdClock};
 use tower::{Layer, Service};
@@ -29,7 +29,6 @@ use tower::{Layer, Service};
 static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const ROUNDS: usize = 15;
-const SAMPLE_TARGET: StdDuration = StdDuration::from_millis(15);
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
 static CLOSED: SharedBreaker = SharedBreaker::new(&POLICY);
@@ -157,96 +156,31 @@ fn run_layer_refused(n: u64) -> (StdDuration, u64) {
     timed(|| loop_service(&mut service, n))
 }
 
-struct Case {
-    key: &'static str,
-    label: &'static str,
-    run: fn(u64) -> (StdDuration, u64),
-}
-
-const CASES: &[Case] = &[
-    Case {
+const CASES: &[TimedCase] = &[
+    TimedCase {
         key: "tower-bare-ok",
         label: "the bare service, answering Ok (its error boxed, as in a stack)",
         run: run_bare_ok,
     },
-    Case {
+    TimedCase {
         key: "tower-layer-closed",
         label: "`CircuitBreakerLayer` over it, closed",
         run: run_layer_closed,
     },
-    Case {
+    TimedCase {
         key: "tower-bare-err",
         label: "the bare service, answering an error (boxed)",
         run: run_bare_err,
     },
-    Case {
+    TimedCase {
         key: "tower-layer-refused",
         label: "`CircuitBreakerLayer`, open: refused (`StdClock`)",
         run: run_layer_refused,
     },
 ];
 
-fn case(key: &str) -> &'static Case {
-    CASES.iter().find(|c| c.key == key).unwrap_or_else(|| {
-        eprintln!("no case {key}; --list lists them");
-        std::process::exit(2)
-    })
-}
-
-fn usage() -> ! {
-    eprintln!("usage: tower [--bench]              ns and allocations per call of every case");
-    eprintln!("       tower --icount CASE COUNT     run one case COUNT calls (for callgrind.sh)");
-    eprintln!("       tower --allocs                allocations in each case's loop of 100000 calls");
-    eprintln!("       tower --list                  list the cases");
-    std::process::exit(2);
-}
-
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        [] => {}
-        ["--list"] => {
-            for c in CASES {
-                println!("{}\t{}", c.key, c.label);
-            }
-            return;
-        }
-        ["--icount", key, count] => {
-            let count: u64 = count.parse().unwrap_or_else(|_| usage());
-            black_box((case(key).run)(count));
-            return;
-        }
-        ["--allocs"] => {
-            for c in CASES {
-                println!("{}\t{}", c.key, (c.run)(100_000).1);
-            }
-            return;
-        }
-        _ => usage(),
-    }
-
-    let counts: Vec<u64> = CASES
-        .iter()
-        .map(|c| bench::calls_per_sample(SAMPLE_TARGET, |n| (c.run)(n).0))
-        .collect();
-    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); CASES.len()];
-    let mut allocs = vec![0u64; CASES.len()];
-    for _ in 0..ROUNDS {
-        for (i, c) in CASES.iter().enumerate() {
-            let (t, a) = (c.run)(counts[i]);
-            samples[i].push(t.as_nanos() as f64 / counts[i] as f64);
-            allocs[i] += a;
-        }
-    }
-    println!("| case | ns per call (median) | min | max | allocations per call |");
-    println!("|---|---:|---:|---:|---:|");
-    for (i, c) in CASES.iter().enumerate() {
-        let st = Stats::of(&samples[i]);
-        let per_call = allocs[i] as f64 / (counts[i] * ROUNDS as u64) as f64;
-        println!(
-            "| {} | {:.2} | {:.2} | {:.2} | {per_call} |",
-            c.label, st.median, st.min, st.max
-        );
-    }
-    println!("\nInstructions per call: `BENCH=tower bench/callgrind.sh`.");
+    bench::timed_main("tower", CASES, ROUNDS, || {
+        println!("\nInstructions per call: `BENCH=tower bench/callgrind.sh`.");
+    });
 }

@@ -1,5 +1,6 @@
-//! Support code for the `peers` benchmark (`benches/peers.rs`): a heap-counting global
-//! allocator wrapper and small statistics helpers. Not published.
+//! Support code for the benchmarks: a heap-counting global allocator wrapper, small
+//! statistics helpers, and the `main` of the benchmarks whose cases time themselves
+//! ([`timed_main`]). Not published.
 //!
 //! The benchmark itself lives in `benches/peers.rs`, because `failsafe` and `recloser`
 //! are dev-dependencies of this crate only and only bench/test/example targets see those.
@@ -180,6 +181,90 @@ pub fn calls_per_sample(target: std::time::Duration, run: impl Fn(u64) -> std::t
         }
         n *= 4;
     }
+}
+
+/// One case of a benchmark whose runs time themselves and count their own allocations
+/// (the `metrics` and `tower` benchmarks): `run(n)` makes `n` calls and returns how long
+/// they took and how many heap allocations they made.
+#[derive(Debug)]
+pub struct TimedCase {
+    /// What `--list` prints and `--icount` takes.
+    pub key: &'static str,
+    /// The row's label in the ns table.
+    pub label: &'static str,
+    /// `n` calls: their time and their allocations.
+    pub run: fn(u64) -> (std::time::Duration, u64),
+}
+
+/// The `main` of a benchmark of [`TimedCase`]s, named `name` in its usage text. Modes
+/// (argv; `cargo bench` adds a `--bench` flag, which is ignored):
+///
+/// * no mode: ns per call of every case, `rounds` interleaved rounds of about 15 ms each,
+///   medians, and heap allocations per call, as a Markdown table; then `after()`;
+/// * `--icount CASE COUNT`: runs one case for `COUNT` calls and exits (for callgrind.sh);
+/// * `--allocs`: the allocations inside each case's loop of 100 000 calls, one line per
+///   case (`CASE\tALLOCATIONS`);
+/// * `--list`: the case keys and labels.
+pub fn timed_main(name: &str, cases: &[TimedCase], rounds: usize, after: impl FnOnce()) {
+    let usage = || -> ! {
+        eprintln!("usage: {name} [--bench]              ns and allocations per call of every case");
+        eprintln!("       {name} --icount CASE COUNT     run one case COUNT calls (for callgrind.sh)");
+        eprintln!("       {name} --allocs                allocations in each case's loop of 100000 calls");
+        eprintln!("       {name} --list                  list the cases");
+        std::process::exit(2);
+    };
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
+        [] => {}
+        ["--list"] => {
+            for c in cases {
+                println!("{}\t{}", c.key, c.label);
+            }
+            return;
+        }
+        ["--icount", key, count] => {
+            let count: u64 = count.parse().unwrap_or_else(|_| usage());
+            let Some(case) = cases.iter().find(|c| c.key == *key) else {
+                eprintln!("no case {key}; --list lists them");
+                std::process::exit(2)
+            };
+            std::hint::black_box((case.run)(count));
+            return;
+        }
+        ["--allocs"] => {
+            for c in cases {
+                println!("{}\t{}", c.key, (c.run)(100_000).1);
+            }
+            return;
+        }
+        _ => usage(),
+    }
+
+    let target = std::time::Duration::from_millis(15);
+    let counts: Vec<u64> = cases
+        .iter()
+        .map(|c| calls_per_sample(target, |n| (c.run)(n).0))
+        .collect();
+    let mut samples: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    let mut allocs = vec![0u64; cases.len()];
+    for _ in 0..rounds {
+        for (i, c) in cases.iter().enumerate() {
+            let (t, a) = (c.run)(counts[i]);
+            samples[i].push(t.as_nanos() as f64 / counts[i] as f64);
+            allocs[i] += a;
+        }
+    }
+    println!("| case | ns per call (median) | min | max | allocations per call |");
+    println!("|---|---:|---:|---:|---:|");
+    for (i, c) in cases.iter().enumerate() {
+        let st = Stats::of(&samples[i]);
+        let per_call = allocs[i] as f64 / (counts[i] * rounds as u64) as f64;
+        println!(
+            "| {} | {:.2} | {:.2} | {:.2} | {per_call} |",
+            c.label, st.median, st.min, st.max
+        );
+    }
+    after();
 }
 
 #[cfg(test)]

@@ -128,10 +128,7 @@ pub fn verdict<E: Classified + ?Sized>(error: &E) -> Verdict {
 /// `Result<T, anyhow::Error>`): with the `anyhow` feature, [`verdict`]; the expansion
 /// also invokes [`anyhow_feature`], which fails the build without it.
 #[cfg(feature = "anyhow")]
-#[inline(always)]
-pub fn anyhow_verdict<E: Classified + ?Sized>(error: &E) -> Verdict {
-    error.classified()
-}
+pub use verdict as anyhow_verdict;
 
 /// Without the `anyhow` feature, [`anyhow_feature`] has failed the build already: this
 /// only keeps the expansion well-typed, so that its error is the only one.

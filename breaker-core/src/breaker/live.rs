@@ -22,6 +22,13 @@ pub trait PolicyStore {
 
     /// The policy now.
     fn read(&self) -> Self::Read<'_>;
+
+    /// Whether [`read`](PolicyStore::read) costs more than a load (a [`LivePolicy`]'s
+    /// copy): a breaker then asks its observer whether it holds a window before it reads
+    /// the policy's rate rule, so that a breaker without one never reads the policy on its
+    /// closed-state path. `false`: the rule is read first, and a type-erased observer is
+    /// never asked for a window a policy of consecutive strikes does not use.
+    const COSTLY_READ: bool = false;
 }
 
 impl<T: Borrow<Policy>> PolicyStore for T {
@@ -45,7 +52,9 @@ impl<T: Borrow<Policy>> PolicyStore for T {
 /// waits for a reload (an interrupt handler reading it while the reload it interrupted is
 /// half done reads the previous policy whole); it reads again only if a reload finished
 /// while it read. Reloads take turns: one waits for another to finish (so do not reload
-/// from an interrupt handler that may interrupt a reload).
+/// from an interrupt handler that may interrupt a reload). A breaker without a window
+/// does not read it on a closed call that has nothing to report, which then costs what it
+/// costs over a `&'static Policy` (`live-closed` in `bench/README.md`).
 ///
 /// ```
 /// use breaker_core::{Duration, LivePolicy, Policy, SharedBreaker};
@@ -170,6 +179,7 @@ impl fmt::Debug for LivePolicy {
 
 impl PolicyStore for LivePolicy {
     type Read<'a> = ReadPolicy;
+    const COSTLY_READ: bool = true;
 
     #[inline]
     fn read(&self) -> ReadPolicy {
@@ -182,6 +192,7 @@ impl PolicyStore for &LivePolicy {
         = ReadPolicy
     where
         Self: 'a;
+    const COSTLY_READ: bool = true;
 
     #[inline]
     fn read(&self) -> ReadPolicy {

@@ -471,7 +471,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// breaker's step that enters the closed state clears the window for the new
     /// generation first, before the transition lands (see [`crate::window`]).
     pub(crate) fn update(&self, f: &dyn Fn(&mut Builder)) {
-        let transitions = match window::of(&self.observer, self.inner.policy().rule()) {
+        let transitions = match window::of_store(&self.observer, &self.inner.policy) {
             None => self.inner.update(f),
             Some(w) => self.inner.update(&|b: &mut Builder| {
                 f(b);
@@ -515,7 +515,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// nothing pending changes nothing, so it skips the clock read (a windowed breaker's
     /// success is a sample of its window).
     pub(crate) fn report<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
-        if let Some(window) = window::of(&self.observer, self.inner.policy().rule()) {
+        if let Some(window) = window::of_store(&self.observer, &self.inner.policy) {
             self.record_windowed(window, ticket, outcome, None, None, clock);
             return;
         }
@@ -536,7 +536,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     #[inline]
     pub(crate) fn report_inline<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
         // A windowed breaker's closed success is a sample: through `report`.
-        let windowed = window::of(&self.observer, self.inner.policy().rule()).is_some();
+        let windowed = window::of_store(&self.observer, &self.inner.policy).is_some();
         let hot = !windowed
             && outcome == Outcome::Success
             && !ticket.probe
@@ -755,7 +755,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         refused: impl FnOnce(Refused) -> R,
     ) -> Result<T, R> {
         // Decided by the observer's type: without a window this is not compiled in.
-        if let Some(window) = window::of(&self.observer, self.inner.policy().rule()) {
+        if let Some(window) = window::of_store(&self.observer, &self.inner.policy) {
             return match self.call_windowed(window, clock, f, classify) {
                 Ok(v) => Ok(v),
                 Err(CallError::Inner(e)) => Err(inner(e)),
@@ -872,7 +872,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         f: impl FnOnce(Result<bool, Refused>) -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, E> {
-        if window::of(&self.observer, self.inner.policy().rule()).is_some() {
+        if window::of_store(&self.observer, &self.inner.policy).is_some() {
             // A windowed breaker: every admitted call is a sample, timed if the policy has
             // a slow-call rule, reported through a permit.
             return match self.try_acquire(clock) {
@@ -1059,7 +1059,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         for slot in &self.inner.fast_skips {
             slot.store(0, Ordering::Relaxed);
         }
-        if let Some(window) = window::of(&self.observer, self.inner.policy().rule()) {
+        if let Some(window) = window::of_store(&self.observer, &self.inner.policy) {
             window.clear(core.gen());
         }
         true
@@ -1133,7 +1133,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
     /// success that took longer than its duration counts as slow. [`Permit::record`]
     /// counts every success as not slow; [`SharedBreaker::call`] times its calls itself.
     pub fn record_timed(mut self, outcome: Outcome, started: Instant) {
-        match window::of(&self.breaker.observer, self.breaker.policy().rule()) {
+        match window::of_store(&self.breaker.observer, &self.breaker.inner.policy) {
             Some(window) => {
                 self.answered = true;
                 let now = self.clock.now();

@@ -490,6 +490,22 @@ pub(crate) fn of<'a, O: ?Sized + Observer>(observer: &'a O, rule: &Window) -> Op
     }
 }
 
+/// [`of`] for a breaker keeping its policy in `policy`: the rule first, unless reading it
+/// costs more than a load (a live policy), in which case the observer first, whose answer
+/// for an observer without a window is known at compile time.
+#[inline(always)]
+pub(crate) fn of_store<'a, O: ?Sized + Observer, P: crate::PolicyStore>(
+    observer: &'a O,
+    policy: &P,
+) -> Option<&'a dyn WindowStore> {
+    if P::COSTLY_READ {
+        let window = observer.window()?;
+        policy.read().rule().is_some().then_some(window)
+    } else {
+        of(observer, policy.read().rule())
+    }
+}
+
 /// The sample a closed call's `outcome` is, if any: a success (slow if it took `elapsed`,
 /// longer than the rule's slow-call duration), a strike; nothing for a trip verdict (which
 /// trips at once, clearing the window) or a neutral outcome.
