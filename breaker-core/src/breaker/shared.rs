@@ -516,15 +516,22 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// success is a sample of its window).
     pub(crate) fn report<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
         if let Some(window) = window::of_store(&self.observer, &self.inner.policy) {
-            self.record_windowed(window, ticket, outcome, None, None, clock);
+            self.report_windowed(window, ticket, outcome, clock);
             return;
         }
         let hot = outcome == Outcome::Success
             && !ticket.probe
             && self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
         if !hot {
-            self.record_ticket(ticket, outcome, clock.now());
+            self.record_ticket_out_of_line(ticket, outcome, clock.now());
         }
+    }
+
+    /// [`SharedBreaker::report`] for a windowed breaker, out of line: the closed-state path
+    /// of a breaker without a window keeps its registers.
+    #[inline(never)]
+    fn report_windowed<C: Clock>(&self, window: &dyn WindowStore, ticket: Ticket, outcome: Outcome, clock: &C) {
+        self.record_windowed(window, ticket, outcome, None, None, clock);
     }
 
     /// What an unanswered permit counts as when dropped: a probe as a failed probe (so the
@@ -601,6 +608,14 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
         self.update(&|b| b.record(&self.inner.policy(), ticket, outcome, now))
+    }
+
+    /// [`SharedBreaker::record_ticket`] out of line, for a permit's report: its
+    /// closed-state success, inlined in the caller, keeps its registers and computes
+    /// nothing only a change of state needs.
+    #[inline(never)]
+    fn record_ticket_out_of_line(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
+        self.record_ticket(ticket, outcome, now)
     }
 
     /// A windowed breaker's report: the machine's part (failures, trip verdicts, probes),

@@ -53,7 +53,7 @@ use core::fmt;
 
 use crate::atomic::{AtomicU32, Ordering};
 use crate::registry::{self, AnyBreaker, LookupError};
-use crate::{CircuitBreaker, Classify, Clock, Outcome, Refused, Verdict};
+use crate::{CircuitBreaker, Classify, Clock, Instant, Outcome, Refused, Verdict};
 
 /// One tool the router can call: a name and a breaker (with the clock its callers read).
 ///
@@ -63,20 +63,13 @@ use crate::{CircuitBreaker, Classify, Clock, Outcome, Refused, Verdict};
 #[derive(Clone, Copy)]
 pub struct Tool<'a> {
     name: &'static str,
-    source: Source<'a>,
-}
-
-#[derive(Clone, Copy)]
-enum Source<'a> {
-    Breaker {
-        breaker: &'static AnyBreaker,
-        clock: &'static (dyn Clock + Sync),
-    },
-    Gate {
-        gate: &'a dyn ToolGate,
-        clock: &'a (dyn Clock + Sync),
-    },
-    Registered,
+    // Where the breaker is, without a tag to decode on each turn: a `static` breaker
+    // (called directly, the fast path), else any shared breaker behind `dyn`, else (both
+    // `None`) the registry entry named `name`.
+    breaker: Option<&'static AnyBreaker>,
+    gate: Option<&'a dyn ToolGate>,
+    // The clock of `breaker` or `gate`; unused for a registry name (its entry names one).
+    clock: &'a (dyn Clock + Sync),
 }
 
 /// A breaker a router tool can go through, behind `dyn`: every shared breaker kind whose
@@ -115,10 +108,10 @@ where
 
 impl fmt::Debug for Tool<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let source = match self.source {
-            Source::Breaker { .. } => "static",
-            Source::Gate { .. } => "borrowed",
-            Source::Registered => "registry",
+        let source = match (self.breaker, self.gate) {
+            (Some(_), _) => "static",
+            (None, Some(_)) => "borrowed",
+            (None, None) => "registry",
         };
         f.debug_struct("Tool")
             .field("name", &self.name)
@@ -130,7 +123,7 @@ impl fmt::Debug for Tool<'_> {
 /// A tool's breaker, resolved.
 #[derive(Clone, Copy)]
 enum Resolved<'a> {
-    Any(&'static AnyBreaker, &'static (dyn Clock + Sync)),
+    Any(&'static AnyBreaker, &'a (dyn Clock + Sync)),
     Gate(&'a dyn ToolGate, &'a (dyn Clock + Sync)),
 }
 
@@ -139,13 +132,6 @@ impl Resolved<'_> {
         match self {
             Resolved::Any(b, clock) => b.would_allow(clock.now()),
             Resolved::Gate(g, clock) => g.would_allow_at(&clock),
-        }
-    }
-
-    fn through(self, call: &mut dyn FnMut() -> Outcome) -> Result<(), Refused> {
-        match self {
-            Resolved::Any(b, clock) => b.through(&clock, call),
-            Resolved::Gate(g, clock) => g.through(&clock, call),
         }
     }
 }
@@ -160,7 +146,9 @@ impl Tool<'static> {
     ) -> Tool<'static> {
         Tool {
             name,
-            source: Source::Breaker { breaker, clock },
+            breaker: Some(breaker),
+            gate: None,
+            clock,
         }
     }
 
@@ -170,7 +158,9 @@ impl Tool<'static> {
     pub const fn registered(name: &'static str) -> Tool<'static> {
         Tool {
             name,
-            source: Source::Registered,
+            breaker: None,
+            gate: None,
+            clock: &Instant::ZERO,
         }
     }
 }
@@ -196,7 +186,9 @@ impl<'a> Tool<'a> {
     pub fn shared<B: ToolGate>(name: &'static str, breaker: &'a B, clock: &'a (dyn Clock + Sync)) -> Tool<'a> {
         Tool {
             name,
-            source: Source::Gate { gate: breaker, clock },
+            breaker: None,
+            gate: Some(breaker),
+            clock,
         }
     }
 
@@ -215,12 +207,10 @@ impl<'a> Tool<'a> {
 
     /// The breaker, and whether the tool gates itself.
     fn resolve(&self) -> Result<(Resolved<'a>, bool), LookupError> {
-        match self.source {
-            Source::Breaker { breaker, clock } => Ok((Resolved::Any(breaker, clock), false)),
-            Source::Gate { gate, clock } => Ok((Resolved::Gate(gate, clock), gate.self_gating())),
-            Source::Registered => {
-                registry::get(self.name).map(|e| (Resolved::Any(e.breaker(), e.clock()), e.gates_itself()))
-            }
+        match (self.breaker, self.gate) {
+            (Some(breaker), _) => Ok((Resolved::Any(breaker, self.clock), false)),
+            (None, Some(gate)) => Ok((Resolved::Gate(gate, self.clock), gate.self_gating())),
+            (None, None) => registry::get(self.name).map(|e| (Resolved::Any(e.breaker(), e.clock()), e.gates_itself())),
         }
     }
 
@@ -488,19 +478,20 @@ impl<'a, const N: usize> HealthRouter<'a, N> {
             let Ok((breaker, gates_itself)) = candidate.resolve() else {
                 continue;
             };
-            // The oracle first: a tool it rules out is never asked through its gate.
-            if !breaker.would_allow() {
-                continue;
-            }
-            if gates_itself {
-                // Its own gate takes the permit and its own breaker hears the outcome: a
-                // permit here would count each outcome twice and hold its probe.
-                count(&counts.served, rank > 0, &counts.substitutions);
-                return f(candidate).map_err(RouterError::Inner);
-            }
             match breaker {
                 // A `static` breaker: its own permit, the call inlined here.
                 Resolved::Any(b, clock) => {
+                    // The oracle first: a tool it rules out is never asked through its gate.
+                    if !b.would_allow(clock.now()) {
+                        continue;
+                    }
+                    if gates_itself {
+                        // Its own gate takes the permit and its own breaker hears the
+                        // outcome: a permit here would count each outcome twice and hold
+                        // its probe.
+                        count(&counts.served, rank > 0, &counts.substitutions);
+                        return f(candidate).map_err(RouterError::Inner);
+                    }
                     let Ok(permit) = b.try_acquire(&clock) else {
                         // Refused: another caller took the probe since; the next candidate.
                         continue;
@@ -518,31 +509,25 @@ impl<'a, const N: usize> HealthRouter<'a, N> {
                     };
                 }
                 // Any other shared breaker, behind `dyn`: the call runs inside its gate,
-                // which gives it back unrun if it refuses.
-                Resolved::Gate(..) => {
-                    let mut slot = Some((f, classify));
-                    let mut result = None;
-                    let gated = breaker.through(&mut || match slot.take() {
-                        Some((call, classify)) => {
-                            let r = call(candidate);
-                            let outcome = match &r {
-                                Ok(_) => Outcome::Success,
-                                Err(e) => Outcome::Error(classify(e)),
-                            };
-                            result = Some(r);
-                            outcome
-                        }
-                        // Each gate runs its call once; never reached.
-                        None => Outcome::NEUTRAL,
-                    });
-                    if let (Ok(()), Some(r)) = (gated, result) {
-                        count(&counts.served, rank > 0, &counts.substitutions);
-                        return r.map_err(RouterError::Inner);
+                // out of line, which gives it back unrun if it refuses.
+                Resolved::Gate(gate, clock) => {
+                    if !gate.would_allow_at(&clock) {
+                        continue;
                     }
-                    // Refused: another caller took the probe since; nothing was taken, the
-                    // call is still ours: the next candidate.
-                    let Some(back) = slot.take() else { break };
-                    (f, classify) = back;
+                    if gates_itself {
+                        count(&counts.served, rank > 0, &counts.substitutions);
+                        return f(candidate).map_err(RouterError::Inner);
+                    }
+                    match through_gate(gate, clock, candidate, f, classify) {
+                        Ok(r) => {
+                            count(&counts.served, rank > 0, &counts.substitutions);
+                            return r.map_err(RouterError::Inner);
+                        }
+                        // Refused: another caller took the probe since; nothing was taken,
+                        // the call is still ours: the next candidate.
+                        Err(Some(back)) => (f, classify) = back,
+                        Err(None) => break,
+                    }
                 }
             }
         }
@@ -597,6 +582,44 @@ impl<'a, const N: usize> HealthRouter<'a, N> {
                 refusals: get(counts.map(|c| &c.refusals)),
             }
         })
+    }
+}
+
+/// Runs `f` for `candidate` through a `dyn` gate, reporting its outcome by `classify`;
+/// gives both back, unrun, if the gate refused (`Err(None)` only if a gate took the call
+/// and neither ran nor returned it, which none does). Out of line: the router's turn to a
+/// `static` breaker stays as small as it was before tools could be behind `dyn`.
+#[inline(never)]
+fn through_gate<'a, T, E, F, K>(
+    gate: &dyn ToolGate,
+    clock: &dyn Clock,
+    candidate: &Tool<'a>,
+    f: F,
+    classify: K,
+) -> Result<Result<T, E>, Option<(F, K)>>
+where
+    F: FnOnce(&Tool<'a>) -> Result<T, E>,
+    K: FnOnce(&E) -> Verdict,
+{
+    let mut slot = Some((f, classify));
+    let mut result = None;
+    // Whether the gate refused is known from the slot: the call ran, or it is still ours.
+    let _ = gate.through(clock, &mut || match slot.take() {
+        Some((call, classify)) => {
+            let r = call(candidate);
+            let outcome = match &r {
+                Ok(_) => Outcome::Success,
+                Err(e) => Outcome::Error(classify(e)),
+            };
+            result = Some(r);
+            outcome
+        }
+        // Each gate runs its call once; never reached.
+        None => Outcome::NEUTRAL,
+    });
+    match result {
+        Some(r) => Ok(r),
+        None => Err(slot),
     }
 }
 
