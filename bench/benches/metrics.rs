@@ -1,8 +1,8 @@
 //! `cargo bench -p bench --bench metrics [--features metrics]`: what the `metrics` and
 //! `tracing` features cost a closed-state call and a refusal. Built without the feature its
 //! cases are `metrics-off-*`; with it, `metrics-on-*`: breaker-core's `metrics` and
-//! `tracing` features are on, the breakers under test are observed by
-//! `MetricsLog<TracingLog>` (each transition counted and traced), a `tracing` subscriber
+//! `tracing` features are on, the breakers under test are observed by `TracingLog` (each
+//! transition traced; every breaker counts its transitions itself), a `tracing` subscriber
 //! counting events is installed, and before each loop the benchmark installs
 //! `metrics-exporter-prometheus`'s recorder and publishes and renders the registry once
 //! (the breakers under test are registered), as a service scraped by Prometheus would;
@@ -31,12 +31,11 @@ const ROUNDS: usize = 15;
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
 
-/// The breakers' observer: none without the feature; with it, each transition counted
-/// (`breaker_transitions_total`) and traced.
+/// The breakers' observer: none without the feature; with it, each transition traced.
 #[cfg(not(feature = "metrics"))]
 type Observed = ();
 #[cfg(feature = "metrics")]
-type Observed = breaker_core::MetricsLog<breaker_core::TracingLog>;
+type Observed = breaker_core::TracingLog;
 type Breaker = SharedBreaker<Observed>;
 
 #[cfg(not(feature = "metrics"))]
@@ -50,7 +49,7 @@ static TRIPPED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/
 
 #[cfg(feature = "metrics")]
 const fn observer(name: &'static str) -> Observed {
-    breaker_core::MetricsLog::wrapping(name, breaker_core::TracingLog::new(name))
+    breaker_core::TracingLog::new(name)
 }
 
 static CLOCK: StdClock = StdClock;

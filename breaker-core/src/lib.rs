@@ -57,8 +57,6 @@ pub use global_clock::{reset_global_clock, set_global_clock, GlobalClock};
 #[cfg(feature = "embedded-hal")]
 pub use hal::{ByErrorKind, ClassifyHal, DeviceBreakers, DeviceTableError, Guarded, GuardedError, PickBreaker};
 pub use history::{History, Recent, RecentIter, MAX_HISTORY};
-#[cfg(feature = "metrics")]
-pub use integrations::metrics::MetricsLog;
 #[cfg(feature = "rtic-time")]
 pub use integrations::rtic_clock::{MonotonicMillis, RticClock};
 #[cfg(feature = "std")]
@@ -79,7 +77,7 @@ pub use refusal::Refusal;
 pub use retry::{Delays, Jitter, RetryPolicy, RetryPolicyError, MAX_RETRIES};
 pub use router::{Choice, HealthRouter, RouterError, Row, Tool, ToolGate};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
-pub use single::{Breaker, CallError, Counters, Observer, Permit, Refused};
+pub use single::{Breaker, CallError, Counters, Observer, Permit, Refused, TransitionCounts};
 pub use snapshot::{DecodeError, Snapshot};
 #[cfg(feature = "state-file")]
 pub use state_file::{SavedState, SavedStatus, StateFile, StateFileError, StateFileProblem};

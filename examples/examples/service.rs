@@ -40,7 +40,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use breaker_core::registry::{self, HealthStatus};
 use breaker_core::tower::{BoxError, CircuitBreakerLayer};
-use breaker_core::{Duration, GlobalClock, History, MetricsLog, Outcome, Policy, Refusal, SharedBreaker};
+use breaker_core::{Duration, GlobalClock, History, Outcome, Policy, Refusal, SharedBreaker};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tower::{service_fn, ServiceBuilder};
 
@@ -51,10 +51,9 @@ pub static UPSTREAM_CALLS: AtomicU32 = AtomicU32::new(0);
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
 /// The breaker in front of the upstream: a `static`, so every clone of the route's
-/// service shares it and the registry lists it, with its last 32 transitions. Its
-/// observer counts its transitions in `/metrics`.
-static UPSTREAM: SharedBreaker<History<32, MetricsLog>> =
-    SharedBreaker::with_observer(&POLICY, History::new(MetricsLog::new(NAME)));
+/// service shares it and the registry lists it (and `/metrics` publishes it), with its
+/// last 32 transitions.
+static UPSTREAM: SharedBreaker<History<32>> = SharedBreaker::with_observer(&POLICY, History::new(()));
 const NAME: &str = "forecast::upstream";
 // The registry reads the same clock as the layer: `GlobalClock` (the real clock, unless a
 // test installs a manual one).

@@ -270,7 +270,9 @@ async fn prometheus_sees_the_breaker_open_refuse_count_down_and_recover() {
         .until_eq(&q("breaker_state", r#"state="half_open""#), 0.0)
         .await;
     prometheus.until_eq(&remaining, 0.0).await;
-    prometheus.until_eq(&q("breaker_probes_total", ""), 1.0).await;
+    prometheus
+        .until_eq(&q("breaker_probes_total", r#"outcome="success""#), 1.0)
+        .await;
     for (from, to) in [("closed", "open"), ("open", "half_open"), ("half_open", "closed")] {
         let transitions = q("breaker_transitions_total", &format!(r#"from="{from}",to="{to}""#));
         prometheus.until_eq(&transitions, 1.0).await;

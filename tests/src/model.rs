@@ -149,7 +149,7 @@ impl Model {
         &self.policy
     }
 
-    /// The counters so far (all eight, as the single-owner breaker keeps them).
+    /// The counters so far (all of them, as the single-owner breaker keeps them).
     pub fn counters(&self) -> Counters {
         self.counters
     }
@@ -179,6 +179,19 @@ impl Model {
     /// Any change of phase: reported, a new generation, and a clean slate (no strikes, no
     /// streak, no probe out, not forced). The backoff step stays.
     fn transition(&mut self, to: Phase, why: Reason, at: u32, cooldown: i64) {
+        let changes = &mut self.counters.transitions;
+        let kind = match (self.phase, to) {
+            (Phase::Closed, Phase::Open) => Some(&mut changes.closed_to_open),
+            (Phase::Open, Phase::HalfOpen) => Some(&mut changes.open_to_half_open),
+            (Phase::HalfOpen, Phase::Closed) => Some(&mut changes.half_open_to_closed),
+            (Phase::HalfOpen, Phase::Open) => Some(&mut changes.half_open_to_open),
+            (Phase::Open, Phase::Closed) => Some(&mut changes.open_to_closed),
+            // A phase kept (`force_open` while open, `reset` while closed) is no change.
+            _ => None,
+        };
+        if let Some(n) = kind {
+            *n = n.saturating_add(1);
+        }
         self.transitions.push(Transition {
             from: self.phase,
             to,
@@ -339,6 +352,7 @@ impl Model {
                 if fresh && self.phase == Phase::Closed {
                     self.strikes = 0;
                 } else if fresh && self.phase == Phase::HalfOpen {
+                    self.counters.probe_successes = self.counters.probe_successes.saturating_add(1);
                     self.streak += 1;
                     if self.streak >= self.policy.probes_to_close() {
                         self.backoff_step = 0;
@@ -351,6 +365,7 @@ impl Model {
             Outcome::Error(Verdict::Neutral) => {
                 self.counters.neutrals = self.counters.neutrals.saturating_add(1);
                 if fresh && self.phase == Phase::HalfOpen {
+                    self.counters.probe_neutrals = self.counters.probe_neutrals.saturating_add(1);
                     self.probe_out = false;
                 }
             }
@@ -374,6 +389,7 @@ impl Model {
                         self.open_as_trip(Reason::Strikes, now, hold);
                     }
                 } else if fresh && self.phase == Phase::HalfOpen {
+                    self.counters.probe_failures = self.counters.probe_failures.saturating_add(1);
                     if verdict == Verdict::Strike && self.policy.patient_probation() {
                         // Patient probation: a blip costs the streak, not the cooldown paid.
                         self.streak = 0;

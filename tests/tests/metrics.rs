@@ -11,7 +11,7 @@ use ::metrics::{Counter, CounterFn, Gauge, GaugeFn, Histogram, Key, KeyName, Met
 
 use breaker_core::metrics::{publish, publish_breaker, publish_quota};
 use breaker_core::{
-    Breaker, Clock, Duration, Instant, LivePolicy, ManualClock, MetricsLog, Outcome, Policy, QuotaGauge, QuotaPolicy,
+    Breaker, Clock, Duration, Instant, LivePolicy, ManualClock, Outcome, Phase, Policy, QuotaGauge, QuotaPolicy,
     Sample, SharedBreaker, WindowSize, Windowed,
 };
 
@@ -92,7 +92,7 @@ impl Recorder for Keep {
 
 static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
-static PLAIN: SharedBreaker<MetricsLog> = SharedBreaker::with_observer(&POLICY, MetricsLog::new("metrics-test/plain"));
+static PLAIN: SharedBreaker = SharedBreaker::new(&POLICY);
 breaker_core::register!(PLAIN, "metrics-test/plain", CLOCK);
 static IDLE: SharedBreaker = SharedBreaker::new(&POLICY);
 breaker_core::register!(IDLE, "metrics-test/idle", CLOCK);
@@ -125,10 +125,12 @@ fn a_breaker_is_published_through_its_life_with_one_state_at_a_time() {
         get("breaker_calls_total{breaker=\"B\",outcome=\"rejected\"}"),
         Some(0.0)
     );
-    // Not kept by a shared breaker: not published as zeros.
+    // Calls that succeeded or were neutral are not counted by a shared breaker: not
+    // published as zeros.
     assert!(
         keep.of(b)
             .iter()
+            .filter(|s| s.starts_with("breaker_calls_total"))
             .all(|s| !s.contains("success") && !s.contains("neutral")),
         "{:?}",
         keep.of(b)
@@ -169,7 +171,10 @@ fn a_breaker_is_published_through_its_life_with_one_state_at_a_time() {
     at();
     assert_eq!(state_set(&keep, b), [1.0, 0.0, 0.0]);
     assert_eq!(get("breaker_open_remaining_seconds{breaker=\"B\"}"), Some(0.0));
-    assert_eq!(get("breaker_probes_total{breaker=\"B\"}"), Some(1.0));
+    assert_eq!(
+        get("breaker_probes_total{breaker=\"B\",outcome=\"success\"}"),
+        Some(1.0)
+    );
     assert_eq!(
         get("breaker_transitions_total{breaker=\"B\",from=\"open\",to=\"half_open\"}"),
         Some(1.0)
@@ -189,6 +194,74 @@ fn a_breaker_is_published_through_its_life_with_one_state_at_a_time() {
     PLAIN.reset(now);
     at();
     assert_eq!(state_set(&keep, b), [1.0, 0.0, 0.0]);
+}
+
+static PROBE_POLICY: Policy = Policy::new(1, Duration::from_secs(10)).with_probe_lease(Duration::from_secs(5));
+static PROBED: SharedBreaker = SharedBreaker::new(&PROBE_POLICY);
+static PROBE_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+breaker_core::register!(PROBED, "metrics-test/probed", PROBE_CLOCK);
+
+#[test]
+fn probes_are_published_by_outcome_and_changes_of_phase_by_kind_for_every_breaker() {
+    let keep = Keep::default();
+    let b = "metrics-test/probed";
+    let probes = |outcome: &str| {
+        keep.get(&format!(
+            "breaker_probes_total{{breaker=\"{b}\",outcome=\"{outcome}\"}}"
+        ))
+    };
+    let changes = |from: &str, to: &str| {
+        keep.get(&format!(
+            "breaker_transitions_total{{breaker=\"{b}\",from=\"{from}\",to=\"{to}\"}}"
+        ))
+    };
+    let kinds = [
+        ("closed", "open"),
+        ("open", "half_open"),
+        ("half_open", "closed"),
+        ("half_open", "open"),
+        ("open", "closed"),
+    ];
+    let scrape = || {
+        ::metrics::with_local_recorder(&keep, publish);
+        (
+            ["success", "failure", "neutral", "lapsed"].map(|o| probes(o).unwrap()),
+            kinds.map(|(from, to)| changes(from, to).unwrap()),
+        )
+    };
+    let clock = &PROBE_CLOCK;
+    let cooldown = || clock.advance(Duration::from_secs(10));
+    let probe = || PROBED.try_acquire(clock).expect("the probe");
+
+    // Never called: every series there, at zero; no observer is needed for any of them.
+    assert_eq!(scrape(), ([0.0; 4], [0.0; 5]));
+
+    // Trip; a probe answered neutral (the slot freed), then one that fails (re-open).
+    PROBED.try_acquire(clock).unwrap().record(Outcome::STRIKE);
+    cooldown();
+    probe().record(Outcome::NEUTRAL);
+    probe().record(Outcome::STRIKE);
+    assert_eq!(scrape(), ([0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 1.0, 0.0]));
+
+    // A probe whose lease lapses (noticed by the next caller, who becomes the probe once
+    // the longer cooldown of the backoff has passed), a dropped permit (a failed probe),
+    // then a success that closes.
+    clock.advance(Duration::from_secs(20));
+    let lost = probe();
+    clock.advance(Duration::from_secs(5));
+    assert!(!PROBED.would_allow(clock.now()));
+    std::mem::forget(lost);
+    clock.advance(Duration::from_secs(40));
+    drop(probe());
+    clock.advance(Duration::from_secs(80));
+    probe().record(Outcome::Success);
+    assert_eq!(scrape(), ([1.0, 2.0, 1.0, 1.0], [1.0, 4.0, 1.0, 3.0, 0.0]));
+
+    // Forced open from closed, then reset from open: counted by kind too.
+    PROBED.force_open(clock.now());
+    PROBED.reset(clock.now());
+    assert_eq!(scrape(), ([1.0, 2.0, 1.0, 1.0], [2.0, 4.0, 1.0, 3.0, 1.0]));
+    assert_eq!(PROBED.counters().transitions.get(Phase::Open, Phase::Closed), 1);
 }
 
 #[test]

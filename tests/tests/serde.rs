@@ -74,7 +74,14 @@ fn a_registry_table_serializes_as_its_reports() {
             "now_ms": 1000,
             "state": {"phase": "open", "remaining_ms": 30000, "forced": false},
             // A shared breaker keeps no calls, successes or neutrals: absent, not zeros.
-            "counters": {"failures": 3, "skips": 0, "trips": 1, "probes": 0, "lease_expiries": 0},
+            "counters": {
+                "failures": 3, "skips": 0, "trips": 1, "probes": 0, "lease_expiries": 0,
+                "probe_successes": 0, "probe_failures": 0, "probe_neutrals": 0,
+                "transitions": {
+                    "closed_to_open": 1, "open_to_half_open": 0, "half_open_to_closed": 0,
+                    "half_open_to_open": 0, "open_to_closed": 0
+                }
+            },
             "would_allow": false,
             "policy": {
                 "trip": 3, "cooldown_ms": 30000, "probe_lease_ms": 5000, "probes_to_close": 1,

@@ -6,7 +6,7 @@ use std::sync::Barrier;
 
 use breaker_core::{
     CallError, Classify, Clock, Counters, Duration, Instant, ManualClock, Phase, Policy, RefusalReason, SharedBreaker,
-    Snapshot, State, Verdict,
+    Snapshot, State, TransitionCounts, Verdict,
 };
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30)).with_probe_lease(Duration::from_secs(10));
@@ -194,6 +194,16 @@ fn shared_counters_saturate_instead_of_wrapping() {
         trips: u32::MAX,
         probes: u32::MAX,
         lease_expiries: u32::MAX,
+        probe_successes: u32::MAX,
+        probe_failures: u32::MAX,
+        probe_neutrals: u32::MAX,
+        transitions: TransitionCounts {
+            closed_to_open: u32::MAX,
+            open_to_half_open: u32::MAX,
+            half_open_to_closed: u32::MAX,
+            half_open_to_open: u32::MAX,
+            open_to_closed: u32::MAX,
+        },
         ..Counters::ZERO
     };
     b.restore(

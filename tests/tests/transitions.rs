@@ -3,7 +3,7 @@
 
 use breaker_core::{
     Breaker, Counters, Duration, Instant, Outcome, Phase, Policy, Reason, RefusalReason, Snapshot, State, Transition,
-    Verdict,
+    TransitionCounts, Verdict,
 };
 
 const COOLDOWN: Duration = Duration::from_secs(30);
@@ -582,6 +582,16 @@ fn counters_saturate_instead_of_wrapping() {
         trips: u32::MAX,
         probes: u32::MAX,
         lease_expiries: u32::MAX,
+        probe_successes: u32::MAX,
+        probe_failures: u32::MAX,
+        probe_neutrals: u32::MAX,
+        transitions: TransitionCounts {
+            closed_to_open: u32::MAX,
+            open_to_half_open: u32::MAX,
+            half_open_to_closed: u32::MAX,
+            half_open_to_open: u32::MAX,
+            open_to_closed: u32::MAX,
+        },
     };
     let snap = Snapshot {
         counters: full,

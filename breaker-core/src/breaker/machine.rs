@@ -186,36 +186,67 @@ pub enum RefusalReason {
     QuotaLow,
 }
 
-/// Things that happened during one step, for counters: one bit each (one byte to write
-/// and read instead of eight, which keeps firmware small). A step opens the breaker at most
-/// once, so a trip is a bit too. The low [`Events::SHARED_COUNTED`] bits are the events a
-/// [`SharedBreaker`](crate::SharedBreaker) counts, in the order of its counter array.
+/// Things that happened during one step, for counters: one bit each (two bytes to write
+/// and read instead of sixteen, which keeps firmware small). A step opens the breaker at
+/// most once and makes at most two transitions (a lapsed lease's re-open and a new probe),
+/// of two different kinds, so a trip and each kind of transition are a bit too. The low
+/// [`Events::SHARED_COUNTED`] bits are the events a [`SharedBreaker`](crate::SharedBreaker)
+/// counts, in the order of its counter array.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Events(u8);
+pub(crate) struct Events(u16);
 
 impl Events {
-    pub const FAILURE: u8 = 1;
-    pub const SKIPPED: u8 = 1 << 1;
-    pub const TRIP: u8 = 1 << 2;
-    pub const PROBE_GRANTED: u8 = 1 << 3;
-    pub const LEASE_EXPIRED: u8 = 1 << 4;
-    pub const ADMITTED: u8 = 1 << 5;
-    pub const SUCCESS: u8 = 1 << 6;
-    pub const NEUTRAL: u8 = 1 << 7;
+    pub const FAILURE: u16 = 1;
+    pub const SKIPPED: u16 = 1 << 1;
+    pub const TRIP: u16 = 1 << 2;
+    pub const PROBE_GRANTED: u16 = 1 << 3;
+    pub const LEASE_EXPIRED: u16 = 1 << 4;
+    pub const PROBE_SUCCEEDED: u16 = 1 << 5;
+    pub const PROBE_FAILED: u16 = 1 << 6;
+    pub const PROBE_NEUTRAL: u16 = 1 << 7;
+    pub const CLOSED_TO_OPEN: u16 = 1 << 8;
+    pub const OPEN_TO_HALF_OPEN: u16 = 1 << 9;
+    pub const HALF_OPEN_TO_CLOSED: u16 = 1 << 10;
+    pub const HALF_OPEN_TO_OPEN: u16 = 1 << 11;
+    pub const OPEN_TO_CLOSED: u16 = 1 << 12;
+    pub const ADMITTED: u16 = 1 << 13;
+    pub const SUCCESS: u16 = 1 << 14;
+    pub const NEUTRAL: u16 = 1 << 15;
 
-    /// How many of the low bits a shared breaker counts (failure to lease expiry).
+    /// How many of the low bits a shared breaker counts: failure to open-to-closed on
+    /// hosted targets; on bare metal the first five (failure to lease expiry), so that a
+    /// breaker's state stays 32 bytes of RAM there.
+    #[cfg(not(target_os = "none"))]
+    pub const SHARED_COUNTED: usize = 13;
+    /// How many of the low bits a shared breaker counts: failure to open-to-closed on
+    /// hosted targets; on bare metal the first five (failure to lease expiry), so that a
+    /// breaker's state stays 32 bytes of RAM there.
+    #[cfg(target_os = "none")]
     pub const SHARED_COUNTED: usize = 5;
 
+    /// The bit of a change from `from` to `to`; none for a phase kept (no step makes one)
+    /// or closed to half-open (no breaker goes straight there).
+    pub const fn transition(from: Phase, to: Phase) -> u16 {
+        match (from, to) {
+            (Phase::Closed, Phase::Open) => Events::CLOSED_TO_OPEN,
+            (Phase::Open, Phase::HalfOpen) => Events::OPEN_TO_HALF_OPEN,
+            (Phase::HalfOpen, Phase::Closed) => Events::HALF_OPEN_TO_CLOSED,
+            (Phase::HalfOpen, Phase::Open) => Events::HALF_OPEN_TO_OPEN,
+            (Phase::Open, Phase::Closed) => Events::OPEN_TO_CLOSED,
+            _ => 0,
+        }
+    }
+
     /// The raw bits.
-    pub const fn bits(self) -> u8 {
+    pub const fn bits(self) -> u16 {
         self.0
     }
 
-    pub fn set(&mut self, event: u8) {
+    pub fn set(&mut self, event: u16) {
         self.0 |= event;
     }
 
-    pub const fn has(self, event: u8) -> bool {
+    pub const fn has(self, event: u16) -> bool {
         self.0 & event != 0
     }
 }
@@ -274,6 +305,7 @@ impl Builder {
         };
         // In order, the latest last (a step makes at most two).
         self.transitions = [self.transitions[1], Some(t)];
+        self.events.set(Events::transition(t.from, to));
         self.core.enter(to);
     }
 
@@ -377,6 +409,7 @@ impl Builder {
                 if fresh && c.is(Phase::Closed) {
                     self.core.set_strikes(0);
                 } else if fresh {
+                    self.events.set(Events::PROBE_SUCCEEDED);
                     let streak = c.streak().saturating_add(1);
                     if u32::from(streak) >= policy.probes_to_close() {
                         self.core.set_step(0);
@@ -390,6 +423,7 @@ impl Builder {
             Outcome::Error(Verdict::Neutral) => {
                 self.events.set(Events::NEUTRAL);
                 if fresh && c.is(Phase::HalfOpen) {
+                    self.events.set(Events::PROBE_NEUTRAL);
                     self.core.set_probe_out(false);
                 }
             }
@@ -414,10 +448,12 @@ impl Builder {
                     }
                 } else if fresh && verdict == Verdict::Strike && policy.patient_probation() {
                     // Half-open, patient: a blip costs the streak, not the cooldown paid.
+                    self.events.set(Events::PROBE_FAILED);
                     self.core.set_streak(0);
                     self.core.set_probe_out(false);
                 } else if fresh {
                     // Half-open: the probe failed.
+                    self.events.set(Events::PROBE_FAILED);
                     self.advance_backoff();
                     self.open(policy, Reason::ProbeFailed, now, hold);
                 }

@@ -13,7 +13,7 @@ use crate::padded::{skip_slot, SKIP_SLOTS};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{
     CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, PolicyError, Reason,
-    RefusalReason, Refused, State, Verdict,
+    RefusalReason, Refused, State, TransitionCounts, Verdict,
 };
 
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
@@ -25,8 +25,12 @@ use crate::{
 /// The closed-state happy path reads the word once, runs the call, reads the word once
 /// more, and writes nothing: no lock, no read-modify-write, no clock read. That is why
 /// the calls and successes of that path are not counted: [`SharedBreaker::counters`]
-/// keeps failures, skips, trips, probes and lease expiries, and reports `calls`,
-/// `successes` and `neutrals` as zero.
+/// keeps failures, skips, trips, probes, lease expiries, the probes' outcomes and the
+/// changes of phase by kind, and reports `calls`, `successes` and `neutrals` as zero. On
+/// bare metal (`target_os = "none"`) it keeps the first five only, so that its state is
+/// 32 bytes of RAM, and reports the probes' outcomes and the changes of phase as zero too
+/// (a [`Observer`](crate::Observer), such as `breaker_embedded::DefmtLog`, hears every
+/// change there).
 ///
 /// ```
 /// use breaker_core::{CallError, Duration, ManualClock, Instant, Policy, SharedBreaker};
@@ -138,13 +142,7 @@ macro_rules! shared_breaker_init {
         SharedBreaker {
             inner: Inner {
                 word: AtomicU64::new(Core::INITIAL.pack()),
-                counts: Padded([
-                    AtomicU32::new(0),
-                    AtomicU32::new(0),
-                    AtomicU32::new(0),
-                    AtomicU32::new(0),
-                    AtomicU32::new(0),
-                ]),
+                counts: Padded([const { AtomicU32::new(0) }; Events::SHARED_COUNTED]),
                 #[cfg(not(target_os = "none"))]
                 fast_skips: [
                     Padded(AtomicU64::new(0)),
@@ -410,8 +408,16 @@ impl<P: PolicyStore> Inner<P> {
 
     /// The counter of `event`, one of the low [`Events::SHARED_COUNTED`] bits.
     #[inline(always)]
-    fn counter(&self, event: u8) -> &AtomicU32 {
+    fn counter(&self, event: u16) -> &AtomicU32 {
         &self.counts[event.trailing_zeros() as usize]
+    }
+
+    /// The count of `event`: 0 for one this target's breakers do not count (the probes'
+    /// outcomes and the changes of phase, on bare metal).
+    fn count_of(&self, event: u16) -> u32 {
+        self.counts
+            .get(event.trailing_zeros() as usize)
+            .map_or(0, |c| c.load(Ordering::Relaxed))
     }
 
     fn load_core(&self) -> Core {
@@ -437,13 +443,23 @@ impl<P: PolicyStore> Inner<P> {
     }
 
     fn counters(&self) -> Counters {
-        let get = |event: u8| self.counter(event).load(Ordering::Relaxed);
+        let get = |event: u16| self.count_of(event);
         Counters {
             failures: get(Events::FAILURE),
             skips: self.skips(),
             trips: get(Events::TRIP),
             probes: get(Events::PROBE_GRANTED),
             lease_expiries: get(Events::LEASE_EXPIRED),
+            probe_successes: get(Events::PROBE_SUCCEEDED),
+            probe_failures: get(Events::PROBE_FAILED),
+            probe_neutrals: get(Events::PROBE_NEUTRAL),
+            transitions: TransitionCounts {
+                closed_to_open: get(Events::CLOSED_TO_OPEN),
+                open_to_half_open: get(Events::OPEN_TO_HALF_OPEN),
+                half_open_to_closed: get(Events::HALF_OPEN_TO_CLOSED),
+                half_open_to_open: get(Events::HALF_OPEN_TO_OPEN),
+                open_to_closed: get(Events::OPEN_TO_CLOSED),
+            },
             ..Counters::ZERO
         }
     }
@@ -456,8 +472,18 @@ impl<P: PolicyStore> Inner<P> {
             (Events::TRIP, counters.trips),
             (Events::PROBE_GRANTED, counters.probes),
             (Events::LEASE_EXPIRED, counters.lease_expiries),
+            (Events::PROBE_SUCCEEDED, counters.probe_successes),
+            (Events::PROBE_FAILED, counters.probe_failures),
+            (Events::PROBE_NEUTRAL, counters.probe_neutrals),
+            (Events::CLOSED_TO_OPEN, counters.transitions.closed_to_open),
+            (Events::OPEN_TO_HALF_OPEN, counters.transitions.open_to_half_open),
+            (Events::HALF_OPEN_TO_CLOSED, counters.transitions.half_open_to_closed),
+            (Events::HALF_OPEN_TO_OPEN, counters.transitions.half_open_to_open),
+            (Events::OPEN_TO_CLOSED, counters.transitions.open_to_closed),
         ] {
-            self.counter(event).store(value, Ordering::Relaxed);
+            if let Some(counter) = self.counts.get(event.trailing_zeros() as usize) {
+                counter.store(value, Ordering::Relaxed);
+            }
         }
         #[cfg(not(target_os = "none"))]
         for slot in &self.fast_skips {
@@ -527,9 +553,11 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         }
     }
 
-    /// [`SharedBreaker::report`] for a windowed breaker, out of line: the closed-state path
-    /// of a breaker without a window keeps its registers.
-    #[inline(never)]
+    /// [`SharedBreaker::report`] for a windowed breaker, out of line on hosted targets: the
+    /// closed-state path of a breaker without a window keeps its registers. Inlined on bare
+    /// metal, as `record_ticket_out_of_line`.
+    #[cfg_attr(not(target_os = "none"), inline(never))]
+    #[cfg_attr(target_os = "none", inline(always))]
     fn report_windowed<C: Clock>(&self, window: &dyn WindowStore, ticket: Ticket, outcome: Outcome, clock: &C) {
         self.record_windowed(window, ticket, outcome, None, None, clock);
     }
@@ -610,10 +638,12 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         self.update(&|b| b.record(&self.inner.policy(), ticket, outcome, now))
     }
 
-    /// [`SharedBreaker::record_ticket`] out of line, for a permit's report: its
-    /// closed-state success, inlined in the caller, keeps its registers and computes
-    /// nothing only a change of state needs.
-    #[inline(never)]
+    /// [`SharedBreaker::record_ticket`] out of line on hosted targets, for a permit's
+    /// report: its closed-state success, inlined in the caller (the router's turn), keeps
+    /// its registers and computes nothing only a change of state needs. Inlined on bare
+    /// metal, where the second copy of the step would cost flash.
+    #[cfg_attr(not(target_os = "none"), inline(never))]
+    #[cfg_attr(target_os = "none", inline(always))]
     fn record_ticket_out_of_line(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
         self.record_ticket(ticket, outcome, now)
     }

@@ -28,6 +28,80 @@ pub struct Counters {
     pub probes: u32,
     /// Probes whose lease expired unanswered.
     pub lease_expiries: u32,
+    /// Probes that succeeded: each success of a probe, whether it closed the breaker or
+    /// counted toward [`Policy::probes_to_close`].
+    pub probe_successes: u32,
+    /// Probes that failed: a strike or a trip verdict (re-opening the breaker, or, with
+    /// [`Policy::patient_probation`], costing the streak), a probe's permit dropped
+    /// unanswered. A lapsed lease is counted in `lease_expiries` instead.
+    pub probe_failures: u32,
+    /// Probes answered neutral: the probe slot freed, nothing learned.
+    pub probe_neutrals: u32,
+    /// Changes of phase, by kind, forced ones included.
+    pub transitions: TransitionCounts,
+}
+
+/// Changes of phase counted by kind: every transition an observer is told of, forced or
+/// not (a [`Transition`]'s `from` and `to`). Saturating, like [`Counters`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "defmt", derive(defmt::Format))]
+pub struct TransitionCounts {
+    /// Closed to open: a trip, or `force_open`.
+    pub closed_to_open: u32,
+    /// Open to half-open: the cooldown elapsed and a caller became the probe.
+    pub open_to_half_open: u32,
+    /// Half-open to closed: enough probes succeeded, or `reset`.
+    pub half_open_to_closed: u32,
+    /// Half-open to open: a failed or lapsed probe, or `force_open`.
+    pub half_open_to_open: u32,
+    /// Open to closed: `reset`.
+    pub open_to_closed: u32,
+}
+
+impl TransitionCounts {
+    /// All zero.
+    pub const ZERO: TransitionCounts = TransitionCounts {
+        closed_to_open: 0,
+        open_to_half_open: 0,
+        half_open_to_closed: 0,
+        half_open_to_open: 0,
+        open_to_closed: 0,
+    };
+
+    /// Every kind of change with its count, in the order of a breaker's life (closed to
+    /// open first). A change that no breaker makes (closed to half-open) is not among them.
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Instant, Outcome, Phase, Policy};
+    ///
+    /// let mut b = Breaker::new(Policy::new(1, Duration::from_secs(1)));
+    /// let permit = b.try_acquire(Instant::ZERO).unwrap();
+    /// b.record(permit, Outcome::STRIKE, Instant::ZERO);
+    /// let changes = b.counters().transitions;
+    /// assert_eq!(changes.all()[0], (Phase::Closed, Phase::Open, 1));
+    /// assert_eq!(changes.get(Phase::Open, Phase::HalfOpen), 0);
+    /// ```
+    pub const fn all(&self) -> [(Phase, Phase, u32); 5] {
+        [
+            (Phase::Closed, Phase::Open, self.closed_to_open),
+            (Phase::Open, Phase::HalfOpen, self.open_to_half_open),
+            (Phase::HalfOpen, Phase::Closed, self.half_open_to_closed),
+            (Phase::HalfOpen, Phase::Open, self.half_open_to_open),
+            (Phase::Open, Phase::Closed, self.open_to_closed),
+        ]
+    }
+
+    /// The count of changes from `from` to `to` (0 for a change no breaker makes).
+    pub const fn get(&self, from: Phase, to: Phase) -> u32 {
+        match (from, to) {
+            (Phase::Closed, Phase::Open) => self.closed_to_open,
+            (Phase::Open, Phase::HalfOpen) => self.open_to_half_open,
+            (Phase::HalfOpen, Phase::Closed) => self.half_open_to_closed,
+            (Phase::HalfOpen, Phase::Open) => self.half_open_to_open,
+            (Phase::Open, Phase::Closed) => self.open_to_closed,
+            _ => 0,
+        }
+    }
 }
 
 impl Counters {
@@ -41,6 +115,10 @@ impl Counters {
         trips: 0,
         probes: 0,
         lease_expiries: 0,
+        probe_successes: 0,
+        probe_failures: 0,
+        probe_neutrals: 0,
+        transitions: TransitionCounts::ZERO,
     };
 
     pub(crate) fn apply(&mut self, e: &Events) {
@@ -53,6 +131,14 @@ impl Counters {
             (&mut self.trips, Events::TRIP),
             (&mut self.probes, Events::PROBE_GRANTED),
             (&mut self.lease_expiries, Events::LEASE_EXPIRED),
+            (&mut self.probe_successes, Events::PROBE_SUCCEEDED),
+            (&mut self.probe_failures, Events::PROBE_FAILED),
+            (&mut self.probe_neutrals, Events::PROBE_NEUTRAL),
+            (&mut self.transitions.closed_to_open, Events::CLOSED_TO_OPEN),
+            (&mut self.transitions.open_to_half_open, Events::OPEN_TO_HALF_OPEN),
+            (&mut self.transitions.half_open_to_closed, Events::HALF_OPEN_TO_CLOSED),
+            (&mut self.transitions.half_open_to_open, Events::HALF_OPEN_TO_OPEN),
+            (&mut self.transitions.open_to_closed, Events::OPEN_TO_CLOSED),
         ] {
             *counter = counter.saturating_add(u32::from(e.has(event)));
         }

@@ -18,7 +18,7 @@
 //! | 6      | backoff step, at most 15 |
 //! | 7      | window kind: 0 none, 1 count window, 2 time window; not 0 only when closed |
 //! | 8..12  | u32, remaining wait in ms (open: cooldown; half-open probing: lease), at most 2^30 - 1 |
-//! | 12..44 | 8 x u32 counters: calls, successes, failures, neutrals, skips, trips, probes, lease expiries |
+//! | 12..44 | 8 x u32 counters: calls, successes, failures, neutrals, skips, trips, probes, lease expiries (the probes' outcomes and the changes of phase by kind are not stored: decoded, they are zero) |
 //! | 44..84 | the window (40 bytes), by kind, below |
 //! | 84..88 | u32, CRC-32 (IEEE: reflected, polynomial 0xEDB88320, initial and final XOR 0xFFFFFFFF) of bytes 0..84 |
 //!
@@ -310,6 +310,8 @@ impl Snapshot {
                 trips: word(32),
                 probes: word(36),
                 lease_expiries: word(40),
+                // Not kept across a reboot: they restart at zero, as a process's metrics do.
+                ..Counters::ZERO
             },
             window,
         };
@@ -485,6 +487,7 @@ mod tests {
                 trips: 6,
                 probes: 7,
                 lease_expiries: u32::MAX,
+                ..Counters::ZERO
             },
             window: WindowSnapshot::None,
         };
@@ -615,6 +618,7 @@ mod tests {
                     trips: 2,
                     probes: 1,
                     lease_expiries: 0,
+                    ..Counters::ZERO
                 },
                 window: WindowSnapshot::None,
             }

@@ -246,6 +246,7 @@ mod tests {
             trips: 1,
             probes: 0,
             lease_expiries: 0,
+            ..Counters::ZERO
         };
         assert_eq!(
             c.to_string(),

@@ -6,8 +6,9 @@
 //! JSON); nothing here adds to the call path. [`publish`] reads every breaker of the
 //! registry (those never called, and those listed with [`register!`](crate::register),
 //! included) and hands the values to the installed recorder: call it in the handler that
-//! renders the scrape, just before rendering, or on a timer. The one thing published as it
-//! happens is a transition, by the [`MetricsLog`] observer, for the breakers that have one.
+//! renders the scrape, just before rendering, or on a timer. A breaker counts its changes of
+//! phase and its probes' outcomes as they happen (off the call path: in the step that
+//! makes them), so those too are read at the scrape, for every breaker.
 //!
 //! # Series
 //!
@@ -21,12 +22,11 @@
 //! | `breaker_open_remaining_seconds` | gauge | `breaker` | open: the time left before a call may become the probe (0 once it has passed); forced open: `+Inf` (no probe until a reset); 0 when closed or half-open | every registered breaker |
 //! | `breaker_calls_total` | counter | `breaker`, `outcome` (`failure`, `rejected`) | `failure`: outcomes reported as a strike or a trip verdict; `rejected`: calls refused by the breaker (see [`SharedBreaker::counters`](crate::SharedBreaker::counters) for how exact) | every registered breaker |
 //! | `breaker_trips_total` | counter | `breaker` | times the breaker opened by strikes, a trip verdict, a rate, a prediction or a failed or lapsed probe (not [`force_open`](crate::SharedBreaker::force_open)) | every registered breaker |
-//! | `breaker_probes_total` | counter | `breaker` | probe slots granted in half-open | every registered breaker |
-//! | `breaker_probe_lease_expiries_total` | counter | `breaker` | probes whose lease ran out unanswered | every registered breaker |
+//! | `breaker_probes_total` | counter | `breaker`, `outcome` (`success`, `failure`, `neutral`, `lapsed`) | probes by how they ended: `success` (each, whether it closed the breaker or counted toward [`Policy::probes_to_close`](crate::Policy::probes_to_close)), `failure` (a strike or trip verdict, or a probe's permit dropped unanswered), `neutral` (the probe slot freed, nothing learned), `lapsed` (its lease ran out unanswered); a probe overtaken by `force_open` or `reset` is in none | every registered breaker |
 //! | `breaker_window_calls` | gauge | `breaker` | samples in the failure-rate window now (0 unless closed: the window lives while closed) | windowed breakers ([`Policy::failure_rate`](crate::Policy::failure_rate)) |
 //! | `breaker_failure_ratio` | gauge | `breaker` | failures / samples in the window | windowed breakers, while the window holds at least the policy's minimum number of calls; absent below it |
 //! | `breaker_slow_call_ratio` | gauge | `breaker` | slow successes / samples in the window | windowed breakers with a slow-call rule, as `breaker_failure_ratio` |
-//! | `breaker_transitions_total` | counter | `breaker`, `from`, `to` ([`Phase::key`](crate::Phase::key)) | changes of phase, counted as they happen | breakers whose observer is a [`MetricsLog`] |
+//! | `breaker_transitions_total` | counter | `breaker`, `from`, `to` ([`Phase::key`](crate::Phase::key)) | changes of phase, forced ones included ([`TransitionCounts`](crate::TransitionCounts)): five series, `closed` to `open`, `open` to `half_open`, `half_open` to `closed`, `half_open` to `open`, `open` to `closed` | every registered breaker |
 //! | `breaker_quota_remaining` | gauge | `breaker` | quota units left at the last sample | [`publish_quota`], after a first sample |
 //! | `breaker_quota_share_ratio` | gauge | `breaker` | the share of the quota left | [`publish_quota`], after a first sample |
 //! | `breaker_quota_exhausted_in_seconds` | gauge | `breaker` | when the quota runs out at the window's rate ([`Forecast::exhausted_in`](crate::Forecast::exhausted_in)) | [`publish_quota`], while there is a forecast; absent without one |
@@ -48,9 +48,10 @@
 //! - Two breakers registered under one name are not published at all (their series would
 //!   overwrite each other): [`registry::check_unique`](crate::registry::check_unique)
 //!   names them.
-//! - The breakers do not count probe outcomes apart: `breaker_probes_total` and
-//!   `breaker_probe_lease_expiries_total` are what they keep; a failed probe is a trip and
-//!   a `half_open` to `open` transition, a recovery a `half_open` to `closed` one.
+//! - The probes' outcomes and the changes of phase are not kept in a
+//!   [`Snapshot`](crate::Snapshot)'s bytes: after a reboot that restores one they start
+//!   again from zero, as a restarted process's counters do (Prometheus's `rate` and
+//!   `increase` read a counter that went back to zero as a reset).
 //!
 //! A series marked "absent" disappears only if the exporter forgets a series that is not
 //! published again: the facade cannot remove one. With `metrics-exporter-prometheus`, give
@@ -95,16 +96,13 @@ use ::metrics::{counter, describe_counter, describe_gauge, gauge, SharedString, 
 
 use crate::registry::{self, Entry};
 use crate::window::{Window, WindowStats};
-use crate::{
-    CircuitBreaker, Clock, Counters, Duration, Light, Observer, Phase, Reading, State, Transition, WindowStore,
-};
+use crate::{CircuitBreaker, Clock, Counters, Duration, Light, Phase, Reading, State};
 
 const STATE: &str = "breaker_state";
 const OPEN_REMAINING: &str = "breaker_open_remaining_seconds";
 const CALLS: &str = "breaker_calls_total";
 const TRIPS: &str = "breaker_trips_total";
 const PROBES: &str = "breaker_probes_total";
-const LEASE_EXPIRIES: &str = "breaker_probe_lease_expiries_total";
 const WINDOW_CALLS: &str = "breaker_window_calls";
 const FAILURE_RATIO: &str = "breaker_failure_ratio";
 const SLOW_RATIO: &str = "breaker_slow_call_ratio";
@@ -152,8 +150,10 @@ fn describe() {
         "Circuit breaker calls by outcome: failure (reported as a strike or trip verdict), rejected (refused)."
     );
     describe_counter!(TRIPS, "Times the circuit breaker opened (not counting force_open).");
-    describe_counter!(PROBES, "Probe slots the circuit breaker granted in half-open.");
-    describe_counter!(LEASE_EXPIRIES, "Probes whose lease expired unanswered.");
+    describe_counter!(
+        PROBES,
+        "Circuit breaker probes by outcome: success, failure, neutral, lapsed (lease expired unanswered)."
+    );
     describe_gauge!(WINDOW_CALLS, "Samples in the circuit breaker's failure-rate window.");
     describe_gauge!(
         FAILURE_RATIO,
@@ -231,8 +231,17 @@ fn publish_series(name: &SharedString, state: &State, counters: &Counters, windo
     counter!(CALLS, "breaker" => label(), "outcome" => "failure").absolute(counters.failures.into());
     counter!(CALLS, "breaker" => label(), "outcome" => "rejected").absolute(counters.skips.into());
     counter!(TRIPS, "breaker" => label()).absolute(counters.trips.into());
-    counter!(PROBES, "breaker" => label()).absolute(counters.probes.into());
-    counter!(LEASE_EXPIRIES, "breaker" => label()).absolute(counters.lease_expiries.into());
+    for (outcome, n) in [
+        ("success", counters.probe_successes),
+        ("failure", counters.probe_failures),
+        ("neutral", counters.probe_neutrals),
+        ("lapsed", counters.lease_expiries),
+    ] {
+        counter!(PROBES, "breaker" => label(), "outcome" => outcome).absolute(n.into());
+    }
+    for (from, to, n) in counters.transitions.all() {
+        counter!(TRANSITIONS, "breaker" => label(), "from" => from.key(), "to" => to.key()).absolute(n.into());
+    }
 
     let Some((stats, window)) = window else {
         return;
@@ -285,68 +294,5 @@ pub fn publish_quota(name: &'static str, reading: &Reading) {
     }
     for l in LIGHTS {
         gauge!(QUOTA_LIGHT, "breaker" => name, "light" => l.name()).set(if l == light { 1.0 } else { 0.0 });
-    }
-}
-
-/// An [`Observer`] that counts each transition of a breaker in
-/// `breaker_transitions_total{breaker, from, to}` (feature `metrics`), as it happens, and
-/// then tells the observer it wraps. Nothing per call: a breaker that stays in one phase
-/// never reaches it. The other series come from [`publish`].
-///
-/// The name should be the breaker's registry name, so that its series share the label.
-/// Each transition registers the counter with the recorder (which allocates its key):
-/// transitions are rare, and happen on the caller that made them.
-///
-/// ```
-/// use breaker_core::{Duration, MetricsLog, Policy, SharedBreaker, TracingLog};
-///
-/// static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
-/// static UPSTREAM: SharedBreaker<MetricsLog> = SharedBreaker::with_observer(&POLICY, MetricsLog::new("upstream"));
-/// // Counted, and logged through `tracing` too:
-/// static SEARCH: SharedBreaker<MetricsLog<TracingLog>> =
-///     SharedBreaker::with_observer(&POLICY, MetricsLog::wrapping("search", TracingLog::new("search")));
-/// # let _ = (&UPSTREAM, &SEARCH);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub struct MetricsLog<O = ()> {
-    name: &'static str,
-    inner: O,
-}
-
-impl MetricsLog {
-    /// An observer that counts the transitions of the breaker named `name`.
-    pub const fn new(name: &'static str) -> MetricsLog {
-        MetricsLog { name, inner: () }
-    }
-}
-
-impl<O> MetricsLog<O> {
-    /// An observer that counts the transitions of the breaker named `name`, then tells
-    /// `inner` of each (a `TracingLog`, a
-    /// [`StderrLog`](crate::StderrLog), ...).
-    pub const fn wrapping(name: &'static str, inner: O) -> MetricsLog<O> {
-        MetricsLog { name, inner }
-    }
-
-    /// The `breaker` label.
-    pub const fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// The observer it tells after counting.
-    pub const fn inner(&self) -> &O {
-        &self.inner
-    }
-}
-
-impl<O: Observer> Observer for MetricsLog<O> {
-    fn on_transition(&self, t: &Transition) {
-        counter!(TRANSITIONS, "breaker" => self.name, "from" => t.from.key(), "to" => t.to.key()).increment(1);
-        self.inner.on_transition(t);
-    }
-
-    #[inline(always)]
-    fn window(&self) -> Option<&dyn WindowStore> {
-        self.inner.window()
     }
 }

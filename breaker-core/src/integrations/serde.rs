@@ -38,6 +38,7 @@ use crate::registry::{Health, HealthStatus, Report, Table};
 use crate::window::{Bucket, WindowSize, WindowSnapshot, WINDOW_BUCKETS};
 use crate::{
     Counters, Duration, Instant, Phase, Policy, Reason, Recent, RefusalReason, Refused, Snapshot, State, Transition,
+    TransitionCounts,
 };
 
 /// Whole milliseconds.
@@ -170,6 +171,52 @@ struct CountersRepr {
     trips: u32,
     probes: u32,
     lease_expiries: u32,
+    // Counted since the probes' outcomes and the changes of phase were counted apart: a
+    // document written before reads them as zero.
+    #[serde(default)]
+    probe_successes: u32,
+    #[serde(default)]
+    probe_failures: u32,
+    #[serde(default)]
+    probe_neutrals: u32,
+    #[serde(default)]
+    transitions: TransitionsRepr,
+}
+
+/// [`TransitionCounts`] by field name, as `breaker_transitions_total`'s `from` and `to`
+/// spell the phases.
+#[derive(Serialize, Deserialize, Default)]
+#[serde(rename = "Transitions", deny_unknown_fields)]
+struct TransitionsRepr {
+    closed_to_open: u32,
+    open_to_half_open: u32,
+    half_open_to_closed: u32,
+    half_open_to_open: u32,
+    open_to_closed: u32,
+}
+
+impl From<TransitionCounts> for TransitionsRepr {
+    fn from(t: TransitionCounts) -> TransitionsRepr {
+        TransitionsRepr {
+            closed_to_open: t.closed_to_open,
+            open_to_half_open: t.open_to_half_open,
+            half_open_to_closed: t.half_open_to_closed,
+            half_open_to_open: t.half_open_to_open,
+            open_to_closed: t.open_to_closed,
+        }
+    }
+}
+
+impl From<TransitionsRepr> for TransitionCounts {
+    fn from(t: TransitionsRepr) -> TransitionCounts {
+        TransitionCounts {
+            closed_to_open: t.closed_to_open,
+            open_to_half_open: t.open_to_half_open,
+            half_open_to_closed: t.half_open_to_closed,
+            half_open_to_open: t.half_open_to_open,
+            open_to_closed: t.open_to_closed,
+        }
+    }
 }
 
 /// Every counter by its field name.
@@ -185,6 +232,10 @@ impl Serialize for Counters {
             trips: c.trips,
             probes: c.probes,
             lease_expiries: c.lease_expiries,
+            probe_successes: c.probe_successes,
+            probe_failures: c.probe_failures,
+            probe_neutrals: c.probe_neutrals,
+            transitions: c.transitions.into(),
         }
         .serialize(s)
     }
@@ -198,12 +249,16 @@ struct SharedCounters(Counters);
 impl Serialize for SharedCounters {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let c = self.0;
-        let mut st = s.serialize_struct("Counters", 5)?;
+        let mut st = s.serialize_struct("Counters", 9)?;
         st.serialize_field("failures", &c.failures)?;
         st.serialize_field("skips", &c.skips)?;
         st.serialize_field("trips", &c.trips)?;
         st.serialize_field("probes", &c.probes)?;
         st.serialize_field("lease_expiries", &c.lease_expiries)?;
+        st.serialize_field("probe_successes", &c.probe_successes)?;
+        st.serialize_field("probe_failures", &c.probe_failures)?;
+        st.serialize_field("probe_neutrals", &c.probe_neutrals)?;
+        st.serialize_field("transitions", &TransitionsRepr::from(c.transitions))?;
         st.end()
     }
 }
@@ -221,6 +276,10 @@ impl<'de> Deserialize<'de> for Counters {
             trips: c.trips,
             probes: c.probes,
             lease_expiries: c.lease_expiries,
+            probe_successes: c.probe_successes,
+            probe_failures: c.probe_failures,
+            probe_neutrals: c.probe_neutrals,
+            transitions: c.transitions.into(),
         })
     }
 }
