@@ -16,15 +16,15 @@ const N: u32 = 10;
 //
 //   bits 63..38  the bucket's index on the clock's grid (reading / width; < 2^26, since a
 //                bucket is at least 100 ms wide)
-//   bit  37      head: sealed (the window is moving on; no deposit or withdrawal lands);
-//                slot: written (a zero slot is empty)
+//   bit  37      slot: written (a zero slot is empty); head: clear
 //   bits 36..32  the window's generation (bumped when the window starts afresh), mod 32
 //   bits 31..0   the bucket's balance in hundredths of a retry, an `i32`
 //
-// A sealed head is exactly the slot word that records it: moving on writes the sealed
-// head into its slot, then replaces the head.
+// Moving the window on writes the head, marked written, into its slot, then replaces the
+// head; the replacement succeeds only if the head is still what was written, so a slot
+// ends up holding its bucket's final word.
 const INDEX_SHIFT: u32 = 38;
-const SEALED: u64 = 1 << 37;
+const WRITTEN: u64 = 1 << 37;
 const GEN_SHIFT: u32 = 32;
 const GEN_MASK: u64 = 0x1f;
 
@@ -105,10 +105,10 @@ enum Place {
 ///   retries' worth): a deposit past that is not counted, a withdrawal past it refused.
 ///
 /// Every operation is a few atomic loads and one compare-and-swap on the word holding the
-/// current bucket, retried if another caller changed it in between (lock-free: no lock, no
-/// spinning on another caller's progress; the caller moving the window on to a new bucket
-/// is helped by any other who finds it half done). Two callers asking for the last retry
-/// get it once; no deposit is lost. The counts of retries allowed and refused are kept
+/// current bucket, retried if another caller changed it in between (lock-free: no lock, and
+/// no caller waits for another to finish). Moving the window on to a new bucket writes the
+/// current one into its slot of the ring, then swaps the new one in. Two callers asking
+/// for the last retry get it once; no deposit is lost. The counts of retries allowed and refused are kept
 /// beside, for reports ([`RetryBudget::snapshot`]).
 ///
 /// # Example
@@ -396,7 +396,7 @@ impl RetryBudget {
         }
         for slot in &self.slots {
             let w = slot.load(Ordering::Acquire);
-            if w & SEALED == 0 || gen_of(w) != gen || index_of(w) == head {
+            if w & WRITTEN == 0 || gen_of(w) != gen || index_of(w) == head {
                 continue;
             }
             let age = view.wrapping_sub(index_of(w));
@@ -431,62 +431,37 @@ impl RetryBudget {
         }
     }
 
-    /// The head, moved on to the bucket of `now` if needed: unsealed, and `now` counts in
-    /// it.
+    /// The head, moved on to the bucket of `now` if needed.
     #[inline(always)]
     fn current(&self, now: Instant) -> u64 {
         self.settle(self.head.load(Ordering::Acquire), now)
     }
 
-    /// `h` if it is unsealed and `now` counts in it; otherwise the head once moved on.
+    /// `h` if `now` counts in it; otherwise the head once moved on.
     #[inline(always)]
     fn settle(&self, h: u64, now: Instant) -> u64 {
-        if h & SEALED == 0 && self.place(h, now) == Place::Current {
+        if self.place(h, now) == Place::Current {
             return h;
         }
         self.move_on(h, now)
     }
 
-    /// Moves the window on until the head is one `now` counts in (or one this caller made
-    /// for it): seals the head (no deposit or withdrawal lands on a sealed head), writes
-    /// it into its slot, and replaces it with the bucket of `now`. Any caller that finds
-    /// the head sealed finishes the move, so none waits for another.
+    /// Moves the window on until the head is one `now` counts in: writes the head into its
+    /// slot, then replaces it with the bucket of `now` if it is still what was written
+    /// (otherwise another caller changed it: it is read again and the move retried, or not
+    /// needed any more).
     #[cold]
     #[inline(never)]
     fn move_on(&self, mut h: u64, now: Instant) -> u64 {
         loop {
-            if h & SEALED == 0 {
-                if self.place(h, now) == Place::Current {
-                    return h;
-                }
-                match self
-                    .head
-                    .compare_exchange(h, h | SEALED, Ordering::AcqRel, Ordering::Acquire)
-                {
-                    Ok(_) => h |= SEALED,
-                    Err(seen) => {
-                        h = seen;
-                        continue;
-                    }
-                }
-            }
-            let (index, gen) = (index_of(h), gen_of(h));
             let next = match self.place(h, now) {
-                // Sealed by a caller whose reading is later: the next bucket (on the grid
-                // while it lasts, else afresh where `now` is).
-                Place::Current => match index.checked_add(1) {
-                    Some(i) if i <= u32::MAX / self.width => {
-                        self.record(h);
-                        word(i, gen, 0)
-                    }
-                    _ => word(now.as_millis() / self.width, gen + 1, 0),
-                },
+                Place::Current => return h,
                 Place::Near(target) => {
                     self.record(h);
-                    word(target, gen, 0)
+                    word(target, gen_of(h), 0)
                 }
                 // Nothing of the old window is counted from the new one: no need to record.
-                Place::Far(target) => word(target, gen + 1, 0),
+                Place::Far(target) => word(target, gen_of(h) + 1, 0),
             };
             match self.head.compare_exchange(h, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return next,
@@ -495,23 +470,26 @@ impl RetryBudget {
         }
     }
 
-    /// Writes the sealed head `h` into its slot, unless the slot already holds it or the
-    /// head has moved on (then another caller wrote it first).
+    /// Writes head `h` into its slot, unless the slot already holds it or the head is no
+    /// longer `h` (then the move that follows fails, and whoever moves on writes the head
+    /// they move from).
     fn record(&self, h: u64) {
         let slot = &self.slots[(index_of(h) % N) as usize];
+        let written = h | WRITTEN;
         let mut seen = slot.load(Ordering::Acquire);
         loop {
-            if seen == h {
+            if seen == written {
                 return;
             }
-            // While the head is still `h`, the slot holds an older bucket than `h`'s (the
-            // slot's next write comes after the head moves on), so replacing what was read
-            // is right; if the head moves on before the exchange, the slot has changed and
-            // the exchange fails.
+            // While the head is still `h`, the slot holds nothing newer than `h`'s bucket
+            // (the slot's next bucket comes after the head moves on from `h`), so replacing
+            // what was read is right; if the head changes before the exchange, so has the
+            // slot if it matters (the mover wrote its own head there), and the exchange
+            // fails.
             if self.head.load(Ordering::Acquire) != h {
                 return;
             }
-            match slot.compare_exchange(seen, h, Ordering::AcqRel, Ordering::Acquire) {
+            match slot.compare_exchange(seen, written, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return,
                 Err(now_seen) => seen = now_seen,
             }
