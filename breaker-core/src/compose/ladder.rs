@@ -73,7 +73,8 @@ impl<E, F: FnMut(&E, Duration)> Notify<E> for F {
 /// retry the policy allows is made) or a `&`[`RetryBudget`] shared by every ladder in front
 /// of one upstream (see [`Ladder::budget`]).
 pub trait Allowance {
-    /// The breaker let a ladder's first attempt through (at `clock`'s reading).
+    /// The first attempt, which the breaker let through, was answered (at `clock`'s
+    /// reading; once the answer is recorded, before any retry).
     fn first_attempt<C: Clock>(&self, clock: &C);
     /// May the ladder retry at `now`? `false` ends it with [`Stop::RetryBudgetSpent`].
     fn retry(&self, now: Instant) -> bool;
@@ -227,14 +228,14 @@ impl<T, E> Retried<T, E> {
 ///   the first attempt, on the ladder's clock): the last sleep is shortened to what is left,
 ///   or skipped when nothing is.
 /// - With a [`RetryBudget`] ([`Ladder::budget`]), the first attempt the breaker lets
-///   through deposits in it, and each retry is withdrawn from it once every other check
-///   has passed, before the sleep: refused, the ladder ends at once with the last strike
-///   ([`Stop::RetryBudgetSpent`]).
+///   through deposits in it once answered, and each retry is withdrawn from it once every
+///   other check has passed, before the sleep: refused, the ladder ends at once with the
+///   last strike ([`Stop::RetryBudgetSpent`]).
 /// - [`Retried::attempts`] counts the calls made.
 ///
 /// A first attempt that succeeds costs what the breaker's own call costs, plus a few
 /// instructions: the clock is not read (unless the policy has a budget), no random number
-/// is drawn, nothing is written.
+/// is drawn, nothing is written (with a [`RetryBudget`]: a clock read and the deposit).
 ///
 /// ```
 /// use breaker_core::{CallError, Classify, Duration, Instant, ManualClock, Policy, RetryPolicy, SharedBreaker, Stop};
@@ -374,9 +375,10 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N, B: Allowance> Ladder<'a, G, C, S,
     }
 
     /// Draws every retry from `budget`, shared with the other ladders in front of the same
-    /// upstream: the first attempt the breaker lets through deposits (a refused one does
-    /// not), each retry withdraws before its sleep, and a refusal ends the ladder with the
-    /// last strike and [`Stop::RetryBudgetSpent`]. The budget reads the ladder's clock.
+    /// upstream: the first attempt the breaker lets through deposits once it is answered (a
+    /// refused one does not, nor one dropped unanswered), each retry withdraws before its
+    /// sleep, and a refusal ends the ladder with the last strike and
+    /// [`Stop::RetryBudgetSpent`]. The budget reads the ladder's clock.
     ///
     /// ```
     /// use breaker_core::{CallError, Classify, Duration, Instant, ManualClock, Policy, RetryBudget, RetryPolicy, SharedBreaker, Stop};
@@ -430,19 +432,22 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N, B: Allowance> Ladder<'a, G, C, S,
                 Ok(pass) => pass,
                 Err(refused) => return climb.refused(refused),
             };
-            if climb.attempts == 0 {
-                self.budget.first_attempt(self.clock);
-            }
             climb.attempts = climb.attempts.saturating_add(1);
             let error = match attempt() {
                 Ok(value) => {
                     pass.record(Outcome::Success);
+                    if climb.attempts == 1 {
+                        self.budget.first_attempt(self.clock);
+                    }
                     return climb.succeeded(value);
                 }
                 Err(error) => error,
             };
             let verdict = self.classify.verdict_of(&error);
             pass.record(Outcome::Error(verdict));
+            if climb.attempts == 1 {
+                self.budget.first_attempt(self.clock);
+            }
             match climb.next(&self.gate, self.clock, &self.budget, verdict) {
                 Ok(delay) => {
                     self.notify.retrying(&error, delay);
@@ -472,19 +477,22 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N, B: Allowance> Ladder<'a, G, C, S,
                 Ok(pass) => pass,
                 Err(refused) => return climb.refused(refused),
             };
-            if climb.attempts == 0 {
-                self.budget.first_attempt(self.clock);
-            }
             climb.attempts = climb.attempts.saturating_add(1);
             let error = match attempt().await {
                 Ok(value) => {
                     pass.record(Outcome::Success);
+                    if climb.attempts == 1 {
+                        self.budget.first_attempt(self.clock);
+                    }
                     return climb.succeeded(value);
                 }
                 Err(error) => error,
             };
             let verdict = self.classify.verdict_of(&error);
             pass.record(Outcome::Error(verdict));
+            if climb.attempts == 1 {
+                self.budget.first_attempt(self.clock);
+            }
             match climb.next(&self.gate, self.clock, &self.budget, verdict) {
                 Ok(delay) => {
                     self.notify.retrying(&error, delay);

@@ -18,7 +18,9 @@ const N: u32 = 10;
 //                bucket is at least 100 ms wide)
 //   bit  37      slot: written (a zero slot is empty); head: clear
 //   bits 36..32  the window's generation (bumped when the window starts afresh), mod 32
-//   bits 31..0   the bucket's balance in hundredths of a retry, an `i32`
+//   bits 31..0   the bucket's balance in hundredths of a retry, an `i32` stored plus 2^31
+//                (so that adding to the word adds to the balance, and a carry out of
+//                these bits is an overflow)
 //
 // Moving the window on writes the head, marked written, into its slot, then replaces the
 // head; the replacement succeeds only if the head is still what was written, so a slot
@@ -36,16 +38,32 @@ const fn gen_of(w: u64) -> u32 {
     ((w >> GEN_SHIFT) & GEN_MASK) as u32
 }
 
+const BIAS: u32 = 1 << 31;
+
 const fn net_of(w: u64) -> i32 {
-    w as u32 as i32
+    (w as u32 ^ BIAS) as i32
 }
 
 const fn word(index: u32, gen: u32, net: i32) -> u64 {
-    ((index as u64) << INDEX_SHIFT) | (((gen as u64) & GEN_MASK) << GEN_SHIFT) | (net as u32 as u64)
+    ((index as u64) << INDEX_SHIFT) | (((gen as u64) & GEN_MASK) << GEN_SHIFT) | ((net as u32 ^ BIAS) as u64)
 }
 
-const fn with_net(w: u64, net: i32) -> u64 {
-    (w & !0xffff_ffff) | (net as u32 as u64)
+/// `w` with `amount` hundredths added to its balance, unless that overflows.
+#[inline(always)]
+const fn plus(w: u64, amount: u32) -> Option<u64> {
+    match (w as u32).checked_add(amount) {
+        Some(_) => Some(w + amount as u64),
+        None => None,
+    }
+}
+
+/// `w` with `amount` hundredths taken from its balance, unless that overflows.
+#[inline(always)]
+const fn minus(w: u64, amount: u32) -> Option<u64> {
+    match (w as u32).checked_sub(amount) {
+        Some(_) => Some(w - amount as u64),
+        None => None,
+    }
 }
 
 /// Where a reading falls, seen from the head.
@@ -81,8 +99,9 @@ enum Place {
 ///   `k * width ..= (k + 1) * width - 1` ms. At a reading in bucket `k` the window is
 ///   buckets `k - 9 ..= k`: a bucket's counts leave all at once when it is ten buckets old,
 ///   so what is counted spans between nine and ten widths of the past.
-/// - **A deposit** ([`RetryBudget::deposit`], made by a ladder when the breaker lets its
-///   first attempt through) adds `percent` hundredths to the bucket of its reading.
+/// - **A deposit** ([`RetryBudget::deposit`], made by a ladder once the first attempt the
+///   breaker let through is answered) adds `percent` hundredths to the bucket of its
+///   reading.
 /// - **A withdrawal** ([`RetryBudget::try_withdraw`], made by a ladder before each retry)
 ///   succeeds, taking 100 hundredths from the bucket of its reading, if and only if the
 ///   balance is at least one whole retry, where
@@ -152,6 +171,9 @@ pub struct RetryBudget {
     min_per_sec: u32,
     /// A bucket's width, in ms (at least 100).
     width: u32,
+    /// `(N + 1) * width`: a reading counts in the current bucket if it is less than this
+    /// after the start of the window that ends with it (see [`RetryBudget::is_current`]).
+    span: u32,
     /// The current bucket.
     head: AtomicU64,
     /// The past buckets, at `index % N`.
@@ -255,7 +277,8 @@ impl RetryBudget {
                 percent,
                 min_per_sec,
                 width,
-                head: AtomicU64::new(0),
+                span: (N + 1) * width,
+                head: AtomicU64::new(word(0, 0, 0)),
                 slots: [const { AtomicU64::new(0) }; N as usize],
                 allowed: AtomicU32::new(0),
                 refused: AtomicU32::new(0),
@@ -281,7 +304,8 @@ impl RetryBudget {
             percent,
             min_per_sec,
             width,
-            head: AtomicU64::new(0),
+            span: (N + 1) * width,
+            head: AtomicU64::new(word(0, 0, 0)),
             slots: core::array::from_fn(|_| AtomicU64::new(0)),
             allowed: AtomicU32::new(0),
             refused: AtomicU32::new(0),
@@ -306,21 +330,37 @@ impl RetryBudget {
 
     /// Counts a first attempt at `now`: `percent` hundredths of a retry, in the bucket of
     /// `now`.
-    #[inline]
+    #[inline(always)]
     pub fn deposit(&self, now: Instant) {
-        // The window moves with every reading, whatever is deposited.
-        let mut h = self.current(now);
-        if self.percent == 0 {
-            return;
+        // The usual case, inline: `now` in the current bucket, nobody else changing it.
+        let h = self.head.load(Ordering::Acquire);
+        if self.is_current(h, now) {
+            let Some(next) = plus(h, self.percent) else {
+                return; // the bucket is full: not counted
+            };
+            if self
+                .head
+                .compare_exchange_weak(h, next, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+            {
+                return;
+            }
         }
+        self.deposit_again(now);
+    }
+
+    /// [`RetryBudget::deposit`] once the window must move or another caller got in first.
+    #[cold]
+    #[inline(never)]
+    fn deposit_again(&self, now: Instant) {
+        let mut h = self.current(now);
         loop {
-            // `percent` is at most 1000: it fits.
-            let Some(net) = net_of(h).checked_add(self.percent as i32) else {
+            let Some(next) = plus(h, self.percent) else {
                 return; // the bucket is full: not counted
             };
             match self
                 .head
-                .compare_exchange_weak(h, with_net(h, net), Ordering::AcqRel, Ordering::Acquire)
+                .compare_exchange_weak(h, next, Ordering::AcqRel, Ordering::Acquire)
             {
                 Ok(_) => return,
                 Err(seen) => h = self.settle(seen, now),
@@ -341,7 +381,7 @@ impl RetryBudget {
     fn withdraw(&self, now: Instant) -> bool {
         let mut h = self.current(now);
         loop {
-            let Some(net) = net_of(h).checked_sub(100) else {
+            let Some(next) = minus(h, 100) else {
                 return false; // the bucket cannot count another
             };
             let index = index_of(h);
@@ -355,10 +395,7 @@ impl RetryBudget {
                 h = self.settle(again, now);
                 continue;
             }
-            match self
-                .head
-                .compare_exchange(h, with_net(h, net), Ordering::AcqRel, Ordering::Acquire)
-            {
+            match self.head.compare_exchange(h, next, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return true,
                 Err(seen) => h = self.settle(seen, now),
             }
@@ -394,27 +431,40 @@ impl RetryBudget {
         if view.wrapping_sub(head) < N {
             sum += i64::from(net);
         }
-        for slot in &self.slots {
-            let w = slot.load(Ordering::Acquire);
-            if w & WRITTEN == 0 || gen_of(w) != gen || index_of(w) == head {
+        // The nine buckets before `view`: each can be in one slot only, written with this
+        // generation; the head's own bucket is counted from the head.
+        let mut pos = view % N;
+        for age in 1..N {
+            pos = if pos == 0 { N - 1 } else { pos - 1 };
+            let Some(index) = view.checked_sub(age) else {
+                break; // before bucket 0: nothing
+            };
+            if index == head {
                 continue;
             }
-            let age = view.wrapping_sub(index_of(w));
-            if (1..N).contains(&age) {
+            let w = self.slots[pos as usize].load(Ordering::Acquire);
+            if w >> GEN_SHIFT == (word(index, gen, 0) | WRITTEN) >> GEN_SHIFT {
                 sum += i64::from(net_of(w));
             }
         }
         sum
     }
 
+    /// Whether `now` counts in head `h`'s bucket: in it, or before it by at most the
+    /// window. With `offset` the reading's distance from the bucket's start, that is
+    /// `-window <= offset < width`, which wrapping arithmetic tests in one comparison
+    /// (the window and the span are less than 2^31 ms).
+    #[inline(always)]
+    fn is_current(&self, h: u64, now: Instant) -> bool {
+        let start = index_of(h).wrapping_mul(self.width);
+        let window = self.span - self.width;
+        now.as_millis().wrapping_sub(start).wrapping_add(window) < self.span
+    }
+
     /// Where `now` falls, seen from head `h`.
     #[inline(always)]
     fn place(&self, h: u64, now: Instant) -> Place {
-        let width = self.width;
-        let start = index_of(h).wrapping_mul(width);
-        let offset = now.as_millis().wrapping_sub(start) as i32;
-        // The current bucket, or before it by at most the window (`width * N` < 2^31).
-        if (offset >= 0 && (offset as u32) < width) || (offset < 0 && offset >= -((width * N) as i32)) {
+        if self.is_current(h, now) {
             return Place::Current;
         }
         self.place_elsewhere(index_of(h), now)
@@ -509,6 +559,24 @@ impl fmt::Debug for RetryBudget {
             .field("allowed", &self.allowed.load(Ordering::Relaxed))
             .field("refused", &self.refused.load(Ordering::Relaxed))
             .finish()
+    }
+}
+
+#[cfg(feature = "defmt")]
+impl defmt::Format for RetryBudget {
+    fn format(&self, f: defmt::Formatter<'_>) {
+        let h = self.head.load(Ordering::Acquire);
+        let index = index_of(h);
+        defmt::write!(
+            f,
+            "RetryBudget(percent {}, min_per_sec {}, window {}, balance {}, allowed {}, refused {})",
+            self.percent,
+            self.min_per_sec,
+            self.window(),
+            self.sum(index, gen_of(h), index, net_of(h)).div_euclid(100),
+            self.allowed.load(Ordering::Relaxed),
+            self.refused.load(Ordering::Relaxed)
+        );
     }
 }
 
