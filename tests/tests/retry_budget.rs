@@ -2,8 +2,8 @@
 //! rules: a scripted outage of 1,000 ladders held to 20 % of the first attempts plus the
 //! floor, the floor alone without traffic, recovery once the window has passed, a ladder
 //! stopping with `Stop::RetryBudgetSpent` and the last strike (blocking and async), what
-//! does not deposit or withdraw, threads sharing a `static` budget, and every sequence of
-//! deposits, withdrawals and clock moves (forward, back, far) against the model.
+//! does not deposit or withdraw, the report, threads sharing a `static` budget, and every
+//! sequence of deposits, withdrawals and clock moves (forward, back, far) against the model.
 
 use std::collections::BTreeMap;
 use std::future::Future;
@@ -336,6 +336,21 @@ fn nonsense_budgets_are_errors() {
     );
     let b = RetryBudget::try_new(RetryBudget::MAX_PERCENT, 0, RetryBudget::MIN_WINDOW).unwrap();
     assert_eq!((b.percent(), b.window()), (1000, Duration::from_secs(1)));
+}
+
+#[test]
+fn the_snapshot_is_a_report() {
+    let b = RetryBudget::new(20, 10, Duration::from_secs(10));
+    assert!(b.try_withdraw(at(0)));
+    let s = b.snapshot(at(0));
+    assert_eq!(
+        serde_json::to_string(&s).unwrap(),
+        r#"{"balance":99,"allowed":1,"refused":0}"#
+    );
+    assert_eq!(
+        format!("{b:?}"),
+        "RetryBudget { percent: 20, min_per_sec: 10, window: Duration { millis: 10000 }, balance: 99, allowed: 1, refused: 0 }"
+    );
 }
 
 // ---- threads sharing a static budget -----------------------------------------------------
