@@ -86,7 +86,7 @@ enum Place {
 ///
 /// Retries multiply load exactly when an upstream can least take it: with three retries a
 /// call, an outage quadruples the traffic. A budget shared by every ladder in front of one
-/// upstream caps that: by default (Finagle's) retries may add 20 % to the first attempts,
+/// upstream caps that: with Finagle's default, retries may add 20 % to the first attempts,
 /// plus 10 retries a second so that a quiet upstream can still be retried.
 ///
 /// # Semantics
@@ -247,7 +247,7 @@ const fn check(percent: u32, window: Duration) -> Result<u32, RetryBudgetError> 
 
 impl RetryBudget {
     /// The highest share of first attempts a budget accepts, in percent: ten retries per
-    /// first attempt (Finagle's bound).
+    /// first attempt.
     pub const MAX_PERCENT: u32 = 1000;
     /// The shortest window a budget accepts.
     pub const MIN_WINDOW: Duration = Duration::from_secs(1);
