@@ -80,9 +80,9 @@ enum Place {
 
 /// A budget of retries shared by every [`Ladder`](crate::Ladder) in front of one upstream
 /// ([`Ladder::budget`](crate::Ladder::budget)): at most `percent` % of the first attempts
-/// plus `min_per_sec` retries a second, over a sliding `window`. Fixed size (eleven words),
-/// lock-free, no allocation; [`RetryBudget::new`] is a `const fn`, so a budget lives in a
-/// `static` and every thread shares it.
+/// plus `min_per_sec` retries a second, over a sliding `window`. Fixed size (eleven 64-bit
+/// atomic words and six 32-bit numbers), lock-free, no allocation; [`RetryBudget::new`] is
+/// a `const fn`, so a budget lives in a `static` and every thread shares it.
 ///
 /// Retries multiply load exactly when an upstream can least take it: with three retries a
 /// call, an outage quadruples the traffic. A budget shared by every ladder in front of one
@@ -611,6 +611,12 @@ mod tests {
             RetryBudgetError::WindowTooShort.to_string(),
             "retry budget window must be at least 1 s"
         );
+    }
+
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn eleven_words_and_six_numbers() {
+        assert_eq!(core::mem::size_of::<RetryBudget>(), 11 * 8 + 6 * 4);
     }
 
     #[test]
