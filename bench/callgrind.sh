@@ -74,6 +74,9 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ladder-breaker
         ladder-first-ok
         ladder-first-ok-budget
+        ladder-first-ok-retry-budget
+        ladder-one-retry
+        ladder-one-retry-budget
         backon-first-ok
         backon-breaker-first-ok
         ours-window-calls
@@ -225,6 +228,13 @@ for c in backon-first-ok backon-breaker-first-ok ladder-first-ok-budget; do
     [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[ladder-first-ok]:-} ]] || continue
     awk -v c="$c" -v x="${PER_CALL[ladder-first-ok]}" -v y="${PER_CALL[$c]}" \
         'BEGIN { printf "- first-attempt success: breaker-core ladder + breaker %.2f vs %s %.2f instructions\n", x, c, y }'
+done
+# What a retry budget adds (no target: figures for bench/README.md).
+for pair in "ladder-first-ok-retry-budget ladder-first-ok" "ladder-one-retry-budget ladder-one-retry"; do
+    read -r c ref <<<"$pair"
+    [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[$ref]:-} ]] || continue
+    awk -v c="$c" -v r="$ref" -v x="${PER_CALL[$c]}" -v y="${PER_CALL[$ref]}" \
+        'BEGIN { printf "- retry budget: %s %.2f - %s %.2f = %+.2f instructions\n", c, x, r, y, x - y }'
 done
 for ref in failsafe recloser; do
     for path in closed rejected; do

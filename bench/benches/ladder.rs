@@ -1,6 +1,7 @@
 //! `cargo bench -p bench --bench ladder`: what a first-attempt success costs through the
 //! retry ladder, next to the breaker alone and to `backon` (the most used Rust retry crate),
-//! in one process.
+//! in one process; and what a retry budget adds, to a first-attempt success and to a call
+//! retried once.
 //!
 //! Modes (argv; `cargo bench` adds a `--bench` flag, which is ignored):
 //!
@@ -10,15 +11,16 @@
 //! * `--list`: prints the case keys.
 //!
 //! Every loop is an `#[inline(never)] fn loop_*` calling its subject `n` times on a closure
-//! that returns `Ok(black_box(i))`; the breaker is built at run time and handed over through
-//! `black_box`, and every sample's sum is checked (all calls succeeded on the first attempt).
+//! that returns `Ok(black_box(i))` (the `one-retry` cases: a strike first, then that); the
+//! breaker is built at run time and handed over through `black_box`, and every sample's sum
+//! is checked (all calls succeeded, on the attempt scripted).
 
 use std::hint::black_box;
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use backon::{BlockingRetryable, ExponentialBuilder};
 use bench::Stats;
-use breaker_core::{Classify, Duration, Jitter, Policy, RetryPolicy, SharedBreaker, StdClock};
+use breaker_core::{Classify, Duration, Jitter, Policy, RetryBudget, RetryPolicy, SharedBreaker, StdClock};
 
 /// Trip after 3 consecutive strikes, refuse for 30 s (as in the `peers` benchmark).
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
@@ -29,6 +31,12 @@ static RETRY: RetryPolicy = RetryPolicy::new(3, Duration::from_millis(100))
     .with_jitter(Jitter::Full);
 /// The same with a total budget, which costs a clock read per ladder.
 static RETRY_BUDGET: RetryPolicy = RETRY.with_budget(Duration::from_secs(5));
+/// Finagle's retry budget, shared by the ladders of the `retry-budget` case: each first
+/// attempt deposits (a clock read and a compare-and-swap), no retry is asked for.
+static SHARED_BUDGET: RetryBudget = RetryBudget::new(20, 10, Duration::from_secs(10));
+/// A budget whose first attempts pay for a retry each (100 %), for the case retried once
+/// through it: every withdrawal is allowed.
+static PAYING_BUDGET: RetryBudget = RetryBudget::new(100, 10, Duration::from_secs(10));
 
 const ROUNDS: usize = 15;
 const SAMPLE_TARGET: StdDuration = StdDuration::from_millis(15);
@@ -91,6 +99,55 @@ fn loop_ladder(policy: &RetryPolicy, b: &SharedBreaker, n: u64) -> u64 {
     acc
 }
 
+/// The ladder drawing on a retry budget, in front of the same breaker.
+#[inline(never)]
+fn loop_ladder_retry_budget(policy: &RetryPolicy, b: &SharedBreaker, budget: &RetryBudget, n: u64) -> u64 {
+    let mut acc = 0u64;
+    for i in 0..n {
+        match policy.ladder(b, &StdClock).budget(budget).call(|| work(i)).result {
+            Ok(v) => acc = acc.wrapping_add(v),
+            Err(_) => acc = acc.wrapping_add(1),
+        }
+    }
+    acc
+}
+
+/// A call retried once: a strike, then success; the sleep does nothing.
+#[inline(never)]
+fn loop_one_retry(policy: &RetryPolicy, b: &SharedBreaker, n: u64) -> u64 {
+    let mut acc = 0u64;
+    for i in 0..n {
+        let mut first = true;
+        let attempt = || if std::mem::take(&mut first) { Err(Fail) } else { work(i) };
+        match policy.ladder(b, &StdClock).sleep(|_| ()).call(attempt).result {
+            Ok(v) => acc = acc.wrapping_add(v),
+            Err(_) => acc = acc.wrapping_add(1),
+        }
+    }
+    acc
+}
+
+/// The same, the retry withdrawn from a budget.
+#[inline(never)]
+fn loop_one_retry_budget(policy: &RetryPolicy, b: &SharedBreaker, budget: &RetryBudget, n: u64) -> u64 {
+    let mut acc = 0u64;
+    for i in 0..n {
+        let mut first = true;
+        let attempt = || if std::mem::take(&mut first) { Err(Fail) } else { work(i) };
+        match policy
+            .ladder(b, &StdClock)
+            .budget(budget)
+            .sleep(|_| ())
+            .call(attempt)
+            .result
+        {
+            Ok(v) => acc = acc.wrapping_add(v),
+            Err(_) => acc = acc.wrapping_add(1),
+        }
+    }
+    acc
+}
+
 /// backon alone (no breaker): `BlockingRetry::call`.
 #[inline(never)]
 fn loop_backon(n: u64) -> u64 {
@@ -130,11 +187,7 @@ fn timed(n: u64, what: &str, run: impl FnOnce() -> u64) -> StdDuration {
     let acc = run();
     let elapsed = start.elapsed();
     let want = (u128::from(n) * u128::from(n.saturating_sub(1)) / 2) as u64;
-    assert_eq!(
-        black_box(acc),
-        want,
-        "{what}: not every call succeeded on its first attempt"
-    );
+    assert_eq!(black_box(acc), want, "{what}: not every call succeeded as scripted");
     elapsed
 }
 
@@ -158,6 +211,28 @@ fn run_ladder_budget(n: u64) -> StdDuration {
     let b = SharedBreaker::new(&POLICY);
     let (p, b) = black_box((&RETRY_BUDGET, &b));
     timed(n, "ladder with a budget", || loop_ladder(p, b, n))
+}
+
+fn run_ladder_retry_budget(n: u64) -> StdDuration {
+    let b = SharedBreaker::new(&POLICY);
+    let (p, b, budget) = black_box((&RETRY, &b, &SHARED_BUDGET));
+    timed(n, "ladder with a retry budget", || {
+        loop_ladder_retry_budget(p, b, budget, n)
+    })
+}
+
+fn run_one_retry(n: u64) -> StdDuration {
+    let b = SharedBreaker::new(&POLICY);
+    let (p, b) = black_box((&RETRY, &b));
+    timed(n, "ladder, one retry", || loop_one_retry(p, b, n))
+}
+
+fn run_one_retry_budget(n: u64) -> StdDuration {
+    let b = SharedBreaker::new(&POLICY);
+    let (p, b, budget) = black_box((&RETRY, &b, &PAYING_BUDGET));
+    timed(n, "ladder, one retry through a retry budget", || {
+        loop_one_retry_budget(p, b, budget, n)
+    })
 }
 
 fn run_backon(n: u64) -> StdDuration {
@@ -196,6 +271,21 @@ const CASES: &[Case] = &[
         key: "ladder-first-ok-budget",
         label: "the same, the policy with a total budget",
         run: run_ladder_budget,
+    },
+    Case {
+        key: "ladder-first-ok-retry-budget",
+        label: "the same drawing on a RetryBudget (a deposit per ladder)",
+        run: run_ladder_retry_budget,
+    },
+    Case {
+        key: "ladder-one-retry",
+        label: "breaker-core ladder + breaker, a strike then success (one retry, no sleep)",
+        run: run_one_retry,
+    },
+    Case {
+        key: "ladder-one-retry-budget",
+        label: "the same, the retry withdrawn from a RetryBudget",
+        run: run_one_retry_budget,
     },
     Case {
         key: "backon-first-ok",

@@ -36,7 +36,7 @@ pub use integrations::tower;
 use breaker::{
     atomic, circuit, layout, live, machine, outcome, padded, policy, refusal, shared, single, snapshot, time,
 };
-use compose::{ladder, quota, quota_guard, retry, rng};
+use compose::{ladder, quota, quota_guard, retry, retry_budget, rng};
 #[cfg(feature = "std")]
 use integrations::quota_log;
 #[cfg(feature = "state-file")]
@@ -62,7 +62,9 @@ pub use integrations::rtic_clock::{MonotonicMillis, RticClock};
 #[cfg(feature = "std")]
 pub use keyed::{KeyedBreakerMap, MapEntry};
 pub use keyed::{KeyedBreakers, KeyedEntry, KeyedTable, KeyedTicket, TableError, TableKey};
-pub use ladder::{BlockingSleep, ByClassify, Classifier, DefaultSleep, Ladder, Notify, Retried, Sleep, Stop};
+pub use ladder::{
+    Allowance, BlockingSleep, ByClassify, Classifier, DefaultSleep, Ladder, Notify, Retried, Sleep, Stop,
+};
 pub use live::{LivePolicy, PolicyStore, ReadPolicy, Reloadable};
 pub use machine::{Phase, Reason, RefusalReason, State, Transition};
 pub use outcome::{Classify, Outcome, Verdict};
@@ -75,6 +77,7 @@ pub use quota_guard::{LastQuota, QuotaGuard, QuotaObserver, Steer};
 pub use quota_log::{Console, QuotaLog, StdoutConsole};
 pub use refusal::Refusal;
 pub use retry::{Delays, Jitter, RetryPolicy, RetryPolicyError, MAX_RETRIES};
+pub use retry_budget::{RetryBudget, RetryBudgetError, RetryBudgetSnapshot};
 pub use router::{Choice, HealthRouter, RouterError, Row, Tool, ToolGate};
 pub use shared::{Permit as SharedPermit, SharedBreaker};
 pub use single::{Breaker, CallError, Counters, Observer, Permit, Refused, TransitionCounts};

@@ -631,6 +631,7 @@ proptest! {
             }
             Stop::Exhausted => prop_assert_eq!(r.attempts, policy.max_attempts()),
             Stop::BudgetSpent => prop_assert!(policy.budget().is_some()),
+            Stop::RetryBudgetSpent => prop_assert!(false, "no retry budget was given"),
         }
         if open_before {
             prop_assert_eq!(r.stop, Stop::Refused);

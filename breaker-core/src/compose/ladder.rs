@@ -15,7 +15,8 @@ use core::future::Future;
 
 use crate::retry::Next;
 use crate::{
-    CallError, CircuitBreaker, Classify, Clock, Duration, Instant, Outcome, Refused, RetryPolicy, State, Verdict,
+    CallError, CircuitBreaker, Classify, Clock, Duration, Instant, Outcome, Refused, RetryBudget, RetryPolicy, State,
+    Verdict,
 };
 
 #[cfg(loom)]
@@ -65,6 +66,38 @@ impl<E> Notify<E> for () {
 impl<E, F: FnMut(&E, Duration)> Notify<E> for F {
     fn retrying(&mut self, error: &E, delay: Duration) {
         self(error, delay)
+    }
+}
+
+/// Asked by a ladder for each retry: `()` (the default: no budget, nothing counted, every
+/// retry the policy allows is made) or a `&`[`RetryBudget`] shared by every ladder in front
+/// of one upstream (see [`Ladder::budget`]).
+pub trait Allowance {
+    /// The first attempt, which the breaker let through, was answered (at `clock`'s
+    /// reading; once the answer is recorded, before any retry).
+    fn first_attempt<C: Clock>(&self, clock: &C);
+    /// May the ladder retry at `now`? `false` ends it with [`Stop::RetryBudgetSpent`].
+    fn retry(&self, now: Instant) -> bool;
+}
+
+impl Allowance for () {
+    #[inline(always)]
+    fn first_attempt<C: Clock>(&self, _: &C) {}
+
+    #[inline(always)]
+    fn retry(&self, _: Instant) -> bool {
+        true
+    }
+}
+
+impl Allowance for &RetryBudget {
+    #[inline(always)]
+    fn first_attempt<C: Clock>(&self, clock: &C) {
+        self.deposit(clock.now());
+    }
+
+    fn retry(&self, now: Instant) -> bool {
+        self.try_withdraw(now)
     }
 }
 
@@ -147,6 +180,9 @@ pub enum Stop {
     Exhausted,
     /// The time budget ran out; the last strike is returned.
     BudgetSpent,
+    /// The shared [`RetryBudget`] refused the retry (too many retries across its ladders
+    /// lately); the last strike is returned.
+    RetryBudgetSpent,
 }
 
 /// What a ladder did: the result, how many attempts were made, and why it stopped.
@@ -177,8 +213,8 @@ impl<T, E> Retried<T, E> {
 }
 
 /// A retry ladder in front of a breaker: made by [`RetryPolicy::ladder`], configured with
-/// [`Ladder::seed`], [`Ladder::sleep`], [`Ladder::classify`] and [`Ladder::notify`], run
-/// with [`Ladder::call`] (blocking) or [`Ladder::call_async`].
+/// [`Ladder::seed`], [`Ladder::sleep`], [`Ladder::classify`], [`Ladder::notify`] and
+/// [`Ladder::budget`], run with [`Ladder::call`] (blocking) or [`Ladder::call_async`].
 ///
 /// - Every attempt goes through the breaker's gate and its outcome is recorded, so strikes
 ///   accumulate and the breaker can trip mid-ladder.
@@ -191,11 +227,15 @@ impl<T, E> Retried<T, E> {
 /// - With a budget, no sleep ends and no retry starts after `start + budget` (the start of
 ///   the first attempt, on the ladder's clock): the last sleep is shortened to what is left,
 ///   or skipped when nothing is.
+/// - With a [`RetryBudget`] ([`Ladder::budget`]), the first attempt the breaker lets
+///   through deposits in it once answered, and each retry is withdrawn from it once every
+///   other check has passed, before the sleep: refused, the ladder ends at once with the
+///   last strike ([`Stop::RetryBudgetSpent`]).
 /// - [`Retried::attempts`] counts the calls made.
 ///
 /// A first attempt that succeeds costs what the breaker's own call costs, plus a few
 /// instructions: the clock is not read (unless the policy has a budget), no random number
-/// is drawn, nothing is written.
+/// is drawn, nothing is written (with a [`RetryBudget`]: a clock read and the deposit).
 ///
 /// ```
 /// use breaker_core::{CallError, Classify, Duration, Instant, ManualClock, Policy, RetryPolicy, SharedBreaker, Stop};
@@ -229,7 +269,7 @@ impl<T, E> Retried<T, E> {
 /// # use breaker_core::Clock;
 /// ```
 #[must_use = "a ladder does nothing until `call` or `call_async`"]
-pub struct Ladder<'a, G, C, S = DefaultSleep, K = ByClassify, N = ()> {
+pub struct Ladder<'a, G, C, S = DefaultSleep, K = ByClassify, N = (), B = ()> {
     policy: &'a RetryPolicy,
     gate: G,
     clock: &'a C,
@@ -237,9 +277,10 @@ pub struct Ladder<'a, G, C, S = DefaultSleep, K = ByClassify, N = ()> {
     sleep: S,
     classify: K,
     notify: N,
+    budget: B,
 }
 
-impl<G, C, S: core::fmt::Debug, K, N> core::fmt::Debug for Ladder<'_, G, C, S, K, N> {
+impl<G, C, S: core::fmt::Debug, K, N, B> core::fmt::Debug for Ladder<'_, G, C, S, K, N, B> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Ladder")
             .field("policy", self.policy)
@@ -262,11 +303,12 @@ impl RetryPolicy {
             sleep: DefaultSleep,
             classify: ByClassify,
             notify: (),
+            budget: (),
         }
     }
 }
 
-impl<G, C, S, K, N> Ladder<'_, G, C, S, K, N> {
+impl<G, C, S, K, N, B> Ladder<'_, G, C, S, K, N, B> {
     /// The policy it climbs by.
     pub fn policy(&self) -> &RetryPolicy {
         self.policy
@@ -278,7 +320,7 @@ impl<G, C, S, K, N> Ladder<'_, G, C, S, K, N> {
     }
 }
 
-impl<'a, G: CircuitBreaker, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
+impl<'a, G: CircuitBreaker, C: Clock, S, K, N, B: Allowance> Ladder<'a, G, C, S, K, N, B> {
     /// Seeds the jitter: the same seed gives the same delays (see [`RetryPolicy::delays`]).
     /// Without one, the seed is drawn at the first retry from the clock's reading and a
     /// process-wide count of draws, so callers that fail together spread apart.
@@ -290,7 +332,7 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
     /// How to sleep between attempts: an `FnMut(Duration)` for [`Ladder::call`], an
     /// `FnMut(Duration) -> impl Future<Output = ()>` for [`Ladder::call_async`]. The
     /// default is [`DefaultSleep`].
-    pub fn sleep<S2>(self, sleep: S2) -> Ladder<'a, G, C, S2, K, N> {
+    pub fn sleep<S2>(self, sleep: S2) -> Ladder<'a, G, C, S2, K, N, B> {
         Ladder {
             policy: self.policy,
             gate: self.gate,
@@ -299,11 +341,12 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
             sleep,
             classify: self.classify,
             notify: self.notify,
+            budget: self.budget,
         }
     }
 
     /// What each error testifies, instead of the error type's [`Classify`] impl.
-    pub fn classify<E, K2: FnMut(&E) -> Verdict>(self, classify: K2) -> Ladder<'a, G, C, S, K2, N> {
+    pub fn classify<E, K2: FnMut(&E) -> Verdict>(self, classify: K2) -> Ladder<'a, G, C, S, K2, N, B> {
         Ladder {
             policy: self.policy,
             gate: self.gate,
@@ -312,12 +355,13 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
             sleep: self.sleep,
             classify,
             notify: self.notify,
+            budget: self.budget,
         }
     }
 
     /// Called before each sleep with the strike that failed and the delay before the retry
     /// (for logs and metrics).
-    pub fn notify<E, N2: FnMut(&E, Duration)>(self, notify: N2) -> Ladder<'a, G, C, S, K, N2> {
+    pub fn notify<E, N2: FnMut(&E, Duration)>(self, notify: N2) -> Ladder<'a, G, C, S, K, N2, B> {
         Ladder {
             policy: self.policy,
             gate: self.gate,
@@ -326,6 +370,50 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
             sleep: self.sleep,
             classify: self.classify,
             notify,
+            budget: self.budget,
+        }
+    }
+
+    /// Draws every retry from `budget`, shared with the other ladders in front of the same
+    /// upstream: the first attempt the breaker lets through deposits once it is answered (a
+    /// refused one does not, nor one dropped unanswered), each retry withdraws before its
+    /// sleep, and a refusal ends the ladder with the last strike and
+    /// [`Stop::RetryBudgetSpent`]. The budget reads the ladder's clock.
+    ///
+    /// ```
+    /// use breaker_core::{CallError, Classify, Duration, Instant, ManualClock, Policy, RetryBudget, RetryPolicy, SharedBreaker, Stop};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Busy;
+    /// impl Classify for Busy {} // a strike
+    ///
+    /// static UPSTREAM: SharedBreaker = SharedBreaker::new(&Policy::new(10, Duration::from_secs(30)));
+    /// static RETRY: RetryPolicy = RetryPolicy::new(3, Duration::from_millis(100));
+    /// // No floor: retries only as 50 % of the first attempts.
+    /// static BUDGET: RetryBudget = RetryBudget::new(50, 0, Duration::from_secs(10));
+    /// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    ///
+    /// let busy = || RETRY.ladder(&UPSTREAM, &CLOCK).budget(&BUDGET).sleep(|_| {}).call(|| Err::<(), _>(Busy));
+    /// // The first ladder deposits half a retry: not enough for one.
+    /// let first = busy();
+    /// assert_eq!((first.attempts, first.stop), (1, Stop::RetryBudgetSpent));
+    /// assert_eq!(first.result, Err(CallError::Inner(Busy)));
+    /// // The second's deposit makes a whole retry, which it takes.
+    /// let second = busy();
+    /// assert_eq!((second.attempts, second.stop), (2, Stop::RetryBudgetSpent));
+    /// assert_eq!(BUDGET.snapshot(CLOCK.now()).allowed, 1);
+    /// # use breaker_core::Clock;
+    /// ```
+    pub fn budget<B2: Allowance>(self, budget: B2) -> Ladder<'a, G, C, S, K, N, B2> {
+        Ladder {
+            policy: self.policy,
+            gate: self.gate,
+            clock: self.clock,
+            seed: self.seed,
+            sleep: self.sleep,
+            classify: self.classify,
+            notify: self.notify,
+            budget,
         }
     }
 
@@ -348,13 +436,19 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
             let error = match attempt() {
                 Ok(value) => {
                     pass.record(Outcome::Success);
+                    if climb.attempts == 1 {
+                        self.budget.first_attempt(self.clock);
+                    }
                     return climb.succeeded(value);
                 }
                 Err(error) => error,
             };
             let verdict = self.classify.verdict_of(&error);
             pass.record(Outcome::Error(verdict));
-            match climb.next(&self.gate, self.clock, verdict) {
+            if climb.attempts == 1 {
+                self.budget.first_attempt(self.clock);
+            }
+            match climb.next(&self.gate, self.clock, &self.budget, verdict) {
                 Ok(delay) => {
                     self.notify.retrying(&error, delay);
                     self.sleep.sleep(delay);
@@ -387,13 +481,19 @@ impl<'a, G: CircuitBreaker, C: Clock, S, K, N> Ladder<'a, G, C, S, K, N> {
             let error = match attempt().await {
                 Ok(value) => {
                     pass.record(Outcome::Success);
+                    if climb.attempts == 1 {
+                        self.budget.first_attempt(self.clock);
+                    }
                     return climb.succeeded(value);
                 }
                 Err(error) => error,
             };
             let verdict = self.classify.verdict_of(&error);
             pass.record(Outcome::Error(verdict));
-            match climb.next(&self.gate, self.clock, verdict) {
+            if climb.attempts == 1 {
+                self.budget.first_attempt(self.clock);
+            }
+            match climb.next(&self.gate, self.clock, &self.budget, verdict) {
                 Ok(delay) => {
                     self.notify.retrying(&error, delay);
                     self.sleep.sleep(delay).await;
@@ -454,7 +554,13 @@ impl<'a> Climb<'a> {
 
     /// After a failed attempt with `verdict`: the delay before the next one, or why not.
     #[cold]
-    fn next<C: Clock, G: CircuitBreaker>(&mut self, gate: &G, clock: &C, verdict: Verdict) -> Result<Duration, Stop> {
+    fn next<C: Clock, G: CircuitBreaker, B: Allowance>(
+        &mut self,
+        gate: &G,
+        clock: &C,
+        budget: &B,
+        verdict: Verdict,
+    ) -> Result<Duration, Stop> {
         if verdict != Verdict::Strike {
             return Err(Stop::NotRetryable(verdict));
         }
@@ -481,6 +587,9 @@ impl<'a> Climb<'a> {
             State::Open { remaining, .. } if remaining > delay => Err(Stop::Opened {
                 retry_in: Some(remaining),
             }),
+            // The retry will be made: the last check, so that nothing is withdrawn for a
+            // retry that is not.
+            _ if !budget.retry(now) => Err(Stop::RetryBudgetSpent),
             _ => Ok(delay),
         }
     }
