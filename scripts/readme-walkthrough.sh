@@ -26,8 +26,8 @@
 # The project is the one folder the `run` blocks create.
 #
 # Nothing is added to the blocks: no `[patch]`, no extra dependency. The one addition is
-# a Cargo.lock to start from (the workspace's for the host worlds, firmware/m3's or
-# firmware/m0's for the firmware ones), so that the versions this repository is tested
+# a Cargo.lock to start from (the workspace's for the host worlds, firmware/m3's,
+# firmware/rtic's or firmware/m0's for the firmware ones), so that the versions this repository is tested
 # with are used, offline when they are all cached; Cargo adds what the lock lacks.
 #
 #   bash scripts/readme-walkthrough.sh
@@ -80,8 +80,8 @@ for what_file in "$worlds"/.blocks/*.what; do
     world_names+=("$world")
     world_target[$world]="${target:-}"
 done
-if ((${#world_names[@]} < 5)); then
-    echo "readme-walkthrough: expected five worlds in $GUIDE, found ${#world_names[@]}" >&2
+if ((${#world_names[@]} < 6)); then
+    echo "readme-walkthrough: expected six worlds in $GUIDE, found ${#world_names[@]}" >&2
     exit 1
 fi
 # One target directory for every world: what they share is built once.
@@ -110,7 +110,7 @@ for world in "${world_names[@]}"; do
     done
     target="${world_target[$world]}"
     case "$target" in
-        thumbv7m-none-eabi) cp "$ROOT/firmware/m3/Cargo.lock" "$crate/Cargo.lock" ;;
+        thumbv7m-none-eabi) [[ $world == rtic ]] && lock=rtic || lock=m3; cp "$ROOT/firmware/$lock/Cargo.lock" "$crate/Cargo.lock" ;;
         thumbv6m-none-eabi) cp "$ROOT/firmware/m0/Cargo.lock" "$crate/Cargo.lock" ;;
         "") cp "$ROOT/Cargo.lock" "$crate/Cargo.lock" ;;
         *)

@@ -157,7 +157,7 @@ for t in thumbv6m-none-eabi thumbv7em-none-eabihf; do
 done
 
 # ---- the setup docs, as written ------------------------------------------------------------
-step "docs/getting-started.md's five worlds and breaker-embedded's README walk-through: extracted, built outside the workspace (the walk-through run on QEMU)"
+step "docs/getting-started.md's six worlds and breaker-embedded's README walk-through: extracted, built outside the workspace (the walk-through run on QEMU)"
 bash scripts/readme-walkthrough.sh
 
 # ---- ready to publish ---------------------------------------------------------------------
