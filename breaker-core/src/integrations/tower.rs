@@ -155,7 +155,13 @@ impl RefusedError {
     /// reason, bit 3 whether a wait is known, bits 32.. the wait in milliseconds (at most
     /// `Duration::MAX`, 30 bits). `None` where an address has no room for it (32 bits).
     fn encode(refused: Refused) -> Option<usize> {
-        let reason = REASONS.iter().position(|r| *r == refused.reason).unwrap_or(0) as u64;
+        // Its place in `REASONS`.
+        let reason: u64 = match refused.reason {
+            RefusalReason::Open => 0,
+            RefusalReason::Probing => 1,
+            RefusalReason::ForcedOpen => 2,
+            RefusalReason::QuotaLow => 3,
+        };
         let (known, wait) = match refused.retry_in {
             Some(d) => (1u64, u64::from(d.as_millis())),
             None => (0, 0),
