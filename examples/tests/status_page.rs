@@ -220,6 +220,10 @@ fn the_status_page_shows_a_tripped_breaker_open_in_a_real_chromium() {
         body.contains(r#"<span data-fact="probes">probes <b>1</b></span>"#),
         "{body}"
     );
+    assert!(
+        body.contains(r#"<span data-fact="probe-failures">failed probes <b>1</b></span>"#),
+        "{body}"
+    );
     // The timeline: the trip, the probe and its failure, open now, the wait drawn up to
     // the next probe.
     assert!(body.contains(r#"data-phase="open" data-transitions="3""#), "{body}");
