@@ -121,25 +121,31 @@ impl Counters {
         transitions: TransitionCounts::ZERO,
     };
 
+    /// Each counter with the event it counts, in the order of the events' bits: the
+    /// first [`Events::SHARED_COUNTED`] are a shared breaker's counter array.
+    pub(crate) fn by_event(&mut self) -> [(u16, &mut u32); 16] {
+        [
+            (Events::FAILURE, &mut self.failures),
+            (Events::SKIPPED, &mut self.skips),
+            (Events::TRIP, &mut self.trips),
+            (Events::PROBE_GRANTED, &mut self.probes),
+            (Events::LEASE_EXPIRED, &mut self.lease_expiries),
+            (Events::PROBE_SUCCEEDED, &mut self.probe_successes),
+            (Events::PROBE_FAILED, &mut self.probe_failures),
+            (Events::PROBE_NEUTRAL, &mut self.probe_neutrals),
+            (Events::CLOSED_TO_OPEN, &mut self.transitions.closed_to_open),
+            (Events::OPEN_TO_HALF_OPEN, &mut self.transitions.open_to_half_open),
+            (Events::HALF_OPEN_TO_CLOSED, &mut self.transitions.half_open_to_closed),
+            (Events::HALF_OPEN_TO_OPEN, &mut self.transitions.half_open_to_open),
+            (Events::OPEN_TO_CLOSED, &mut self.transitions.open_to_closed),
+            (Events::ADMITTED, &mut self.calls),
+            (Events::SUCCESS, &mut self.successes),
+            (Events::NEUTRAL, &mut self.neutrals),
+        ]
+    }
+
     pub(crate) fn apply(&mut self, e: &Events) {
-        for (counter, event) in [
-            (&mut self.calls, Events::ADMITTED),
-            (&mut self.successes, Events::SUCCESS),
-            (&mut self.failures, Events::FAILURE),
-            (&mut self.neutrals, Events::NEUTRAL),
-            (&mut self.skips, Events::SKIPPED),
-            (&mut self.trips, Events::TRIP),
-            (&mut self.probes, Events::PROBE_GRANTED),
-            (&mut self.lease_expiries, Events::LEASE_EXPIRED),
-            (&mut self.probe_successes, Events::PROBE_SUCCEEDED),
-            (&mut self.probe_failures, Events::PROBE_FAILED),
-            (&mut self.probe_neutrals, Events::PROBE_NEUTRAL),
-            (&mut self.transitions.closed_to_open, Events::CLOSED_TO_OPEN),
-            (&mut self.transitions.open_to_half_open, Events::OPEN_TO_HALF_OPEN),
-            (&mut self.transitions.half_open_to_closed, Events::HALF_OPEN_TO_CLOSED),
-            (&mut self.transitions.half_open_to_open, Events::HALF_OPEN_TO_OPEN),
-            (&mut self.transitions.open_to_closed, Events::OPEN_TO_CLOSED),
-        ] {
+        for (event, counter) in self.by_event() {
             *counter = counter.saturating_add(u32::from(e.has(event)));
         }
     }
@@ -593,5 +599,26 @@ impl<O: Observer> Breaker<O> {
     /// The observer.
     pub fn observer(&self) -> &O {
         &self.observer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_by_event_follow_the_events_bits() {
+        let mut c = Counters::ZERO;
+        for (i, (event, value)) in c.by_event().into_iter().enumerate() {
+            assert_eq!(event, 1 << i, "counter {i}");
+            *value = i as u32 + 1;
+        }
+        // Every field is in the list once: each got its own number.
+        let mut seen: [u32; 16] = [0; 16];
+        for (_, value) in c.by_event() {
+            seen[*value as usize - 1] += 1;
+        }
+        assert_eq!(seen, [1; 16]);
+        assert_eq!((c.failures, c.skips, c.calls, c.neutrals), (1, 2, 14, 16));
     }
 }
