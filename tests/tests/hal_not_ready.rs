@@ -271,6 +271,36 @@ fn a_policy_needs_at_least_one_try() {
     assert_eq!(BUSY.with_delay_us(250).delay_us(), 250);
 }
 
+#[test]
+fn an_spi_device_or_a_serial_port_retries_what_its_predicate_names() {
+    use embedded_hal::spi::{ErrorKind as SpiKind, SpiDevice};
+    use embedded_io::{ErrorKind as IoKind, Write};
+
+    let breaker = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(Instant::ZERO);
+    // A device that cannot take its select line yet; nothing else is retried.
+    let busy = NotReady::new(3, Duration::from_millis(1)).when(|e: &SpiKind| *e == SpiKind::ChipSelectFault);
+    let spi = hal_mock::Spi::new(&[Err(SpiKind::ChipSelectFault), Ok(()), Err(SpiKind::ModeFault)]);
+    let mut spi = Guarded::new(spi, &breaker, &clock).retry_not_ready(busy, Waits::default());
+    spi.write(&[0x9F]).unwrap();
+    assert_eq!(spi.not_ready().tries(), 2);
+    assert_eq!(spi.write(&[0x9F]), Err(GuardedError::Inner(SpiKind::ModeFault)));
+    assert_eq!(spi.not_ready().tries(), 1);
+    assert_eq!(spi.not_ready().delay().ns, [1_000_000]);
+    assert_eq!(breaker.state(clock.now()), State::Closed { strikes: 1 });
+    assert_eq!(spi.inner().log, ["write", "write", "write"]);
+    spi.inner().done();
+
+    let breaker = SharedBreaker::new(&POLICY);
+    let timed_out = NotReady::new(2, Duration::from_millis(1)).when(|e: &IoKind| *e == IoKind::TimedOut);
+    let port = hal_mock::Serial::new(&[Err(IoKind::TimedOut), Err(IoKind::TimedOut)]);
+    let mut port = Guarded::new(port, &breaker, &clock).retry_not_ready(timed_out, Waits::default());
+    assert_eq!(port.write(b"AT\r"), Err(GuardedError::Inner(IoKind::TimedOut)));
+    assert_eq!((port.not_ready().tries(), port.not_ready().delay().ns.len()), (2, 1));
+    assert_eq!(breaker.state(clock.now()), State::Closed { strikes: 1 });
+    port.inner().script.done();
+}
+
 mod asynchronous {
     use embedded_hal_async::i2c::I2c;
 
@@ -346,6 +376,40 @@ mod asynchronous {
         let c = breaker.counters();
         assert_eq!((c.failures, c.trips, c.skips, c.probes), (2, 1, 1, 1));
         assert_eq!(bus.not_ready().delay().ns.len(), 6);
+        bus.into_inner().done();
+    }
+
+    /// An async recovery step (a reset pin held low for a while).
+    struct Reset<'a>(&'a std::cell::Cell<u32>);
+
+    impl breaker_core::hal::AsyncRecover<Mock> for Reset<'_> {
+        async fn recover(&mut self, _: &mut Mock) -> bool {
+            self.0.set(self.0.get() + 1);
+            true
+        }
+    }
+
+    #[test]
+    fn an_async_recovery_step_runs_after_the_tries_of_the_trip_and_once_before_the_probe() {
+        let breaker = SharedBreaker::new(&POLICY);
+        let clock = ManualClock::new(Instant::ZERO);
+        let mut script = vec![read(0x48, Some(NACK)); 6];
+        script.extend([read(0x48, Some(NACK)), read(0x48, None)]);
+        let resets = std::cell::Cell::new(0);
+        let mut bus = Guarded::new(Mock::new(&script), &breaker, &clock)
+            .recover_with(Reset(&resets))
+            .retry_not_ready(BUSY, Waits::default());
+        let mut buf = [0; 2];
+        block_on(async {
+            assert!(bus.write_read(0x48, &[0x00], &mut buf).await.is_err());
+            assert_eq!(resets.get(), 0);
+            assert!(bus.write_read(0x48, &[0x00], &mut buf).await.is_err());
+            assert_eq!(resets.get(), 1, "the trip ran the step once, after the tries");
+            clock.advance(Duration::from_secs(5));
+            bus.write_read(0x48, &[0x00], &mut buf).await.unwrap();
+        });
+        assert_eq!((resets.get(), bus.not_ready().tries()), (2, 2));
+        assert_eq!(breaker.state(clock.now()), State::Closed { strikes: 0 });
         bus.into_inner().done();
     }
 

@@ -41,6 +41,13 @@ use crate::Duration;
 /// assert!(eeprom.predicate()(&ErrorKind::NoAcknowledge(NoAcknowledgeSource::Data)));
 /// assert!(NotReady::try_new(0, Duration::ZERO).is_none()); // at least one try
 /// ```
+///
+/// No try at all is rejected: in a `const` or `static` it does not compile.
+///
+/// ```compile_fail
+/// use breaker_core::{hal::NotReady, Duration};
+/// static NEVER: NotReady = NotReady::new(0, Duration::from_millis(2));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct NotReady<P = AddressNack> {
