@@ -59,6 +59,13 @@
 //! full tables for I2C, SPI and serial ports are on [`ByErrorKind`]. A closure over your
 //! HAL's own error type replaces them ([`Guarded::classify_with`]).
 //!
+//! # A busy device
+//!
+//! Some devices NACK their address while busy (a conversion, an EEPROM's write cycle):
+//! [`Guarded::retry_not_ready`] with a [`NotReady`] policy and a `DelayNs` tries such a
+//! transaction again, a few times and shortly, inside its one breaker permit, before the
+//! failure counts: a retry that succeeds is one success, tries spent are one verdict.
+//!
 //! # A shared bus
 //!
 //! One breaker for a whole I2C bus would let one dead sensor refuse every device on it.
@@ -93,10 +100,12 @@ mod error;
 mod guarded;
 mod i2c;
 mod io;
+mod not_ready;
 mod spi;
 mod verdicts;
 
 pub use devices::{DeviceBreakers, DeviceTableError};
 pub use error::GuardedError;
 pub use guarded::{AsyncRecover, Guarded, GuardsPeripheral, NoRecovery, PickBreaker, Recover};
+pub use not_ready::{AddressNack, AsyncRetryNotReady, IsNotReady, NoRetry, NotReady, RetryNotReady, Retrying};
 pub use verdicts::{ByErrorKind, ClassifyHal};

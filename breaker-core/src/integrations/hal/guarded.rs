@@ -2,7 +2,7 @@
 
 use core::future::Future;
 
-use crate::hal::GuardedError;
+use crate::hal::{AsyncRetryNotReady, GuardedError, NoRetry, NotReady, RetryNotReady, Retrying};
 use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, GuardsCalls, Outcome, Phase};
 
 /// A peripheral with a circuit breaker inside: it implements the very trait its `inner`
@@ -29,6 +29,9 @@ use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, GuardsCa
 ///   `EmbassyClock` on embassy firmware, [`GlobalClock`](crate::GlobalClock) or your own
 ///   timer elsewhere, [`StdClock`](crate::StdClock) on a host, a [`ManualClock`](crate::ManualClock)
 ///   in tests. In the closed state with no strikes pending it is never read.
+/// - `W` retries a transaction that fails "not ready yet" (a busy sensor's address NACK)
+///   a few times, shortly, inside its one permit, before the failure counts: [`NoRetry`]
+///   (the default, free) unless [`Guarded::retry_not_ready`] set one.
 /// - An async transaction holds its permit across the `.await`: a future dropped while it
 ///   is the half-open probe (a timeout that fired, a cancelled task) counts as a failed
 ///   probe at that moment, so the breaker re-opens instead of wedging.
@@ -64,12 +67,13 @@ use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, GuardsCa
 /// ```
 #[derive(Clone, Debug)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
-pub struct Guarded<T, B, C, K = ByErrorKind, R = NoRecovery> {
+pub struct Guarded<T, B, C, K = ByErrorKind, R = NoRecovery, W = NoRetry> {
     inner: T,
     breakers: B,
     clock: C,
     classify: K,
     recover: R,
+    retry: W,
 }
 
 impl<T, B: GuardsPeripheral, C> Guarded<T, B, C> {
@@ -83,20 +87,22 @@ impl<T, B: GuardsPeripheral, C> Guarded<T, B, C> {
             clock,
             classify: ByErrorKind,
             recover: NoRecovery,
+            retry: NoRetry,
         }
     }
 }
 
-impl<T, B, C, K, R> Guarded<T, B, C, K, R> {
+impl<T, B, C, K, R, W> Guarded<T, B, C, K, R, W> {
     /// The same peripheral with `classify` giving the verdicts instead: any
     /// `Fn(&Error) -> Verdict`, or a [`ClassifyHal`] of your own.
-    pub fn classify_with<K2>(self, classify: K2) -> Guarded<T, B, C, K2, R> {
+    pub fn classify_with<K2>(self, classify: K2) -> Guarded<T, B, C, K2, R, W> {
         Guarded {
             inner: self.inner,
             breakers: self.breakers,
             clock: self.clock,
             classify,
             recover: self.recover,
+            retry: self.retry,
         }
     }
 
@@ -105,19 +111,103 @@ impl<T, B, C, K, R> Guarded<T, B, C, K, R> {
     /// for a sensor to boot). Any `FnMut(&mut T) -> bool` (`false`: still wedged), or a
     /// [`Recover`] (or, for async transactions, an [`AsyncRecover`]) of your own. See
     /// [`Recover`] for what a failed recovery does.
-    pub fn recover_with<R2>(self, recover: R2) -> Guarded<T, B, C, K, R2> {
+    pub fn recover_with<R2>(self, recover: R2) -> Guarded<T, B, C, K, R2, W> {
         Guarded {
             inner: self.inner,
             breakers: self.breakers,
             clock: self.clock,
             classify: self.classify,
             recover,
+            retry: self.retry,
+        }
+    }
+
+    /// The same peripheral with a short, bounded retry of each transaction that fails
+    /// "not ready yet" (by default an I2C address NACK: a sensor busy converting, an
+    /// EEPROM in its write cycle), inside the transaction and its one breaker permit,
+    /// before the failure counts. `delay` waits between the tries: an
+    /// [`embedded_hal::delay::DelayNs`] for blocking transactions, an
+    /// [`embedded_hal_async::delay::DelayNs`] for async ones (never the breaker's clock).
+    ///
+    /// - The transaction is tried at most [`NotReady::tries`] times, with one wait of
+    ///   [`NotReady::delay_us`] before each retry.
+    /// - A retry that succeeds is one success for the breaker; when the tries are spent,
+    ///   the last error is classified as usual (a NACK that persists is one strike, not
+    ///   one per try); an error that is not "not ready" ends the transaction at once.
+    /// - A half-open probe is retried the same way, within its permit; an async one whose
+    ///   future is dropped during a wait counts as a failed probe, as at any other `.await`.
+    /// - With [`Guarded::recover_with`]: the step before a probe runs once, before the
+    ///   first try; the retries come before the failure is reported, and the step after a
+    ///   trip runs only if that one reported failure trips the breaker.
+    /// - With a [`DeviceBreakers`](crate::DeviceBreakers) table: each transaction is
+    ///   retried within the permit of its own address's breaker, so a busy device costs
+    ///   its neighbours nothing but the bus time of its retries.
+    ///
+    /// [`Retrying::tries`] and [`Retrying::retries`] (through [`Guarded::not_ready`]) tell
+    /// how many tries were made.
+    ///
+    /// ```
+    /// use breaker_core::hal::NotReady;
+    /// use breaker_core::{Clock, Duration, Guarded, GuardedError, Instant, ManualClock, Policy, SharedBreaker, State};
+    /// use embedded_hal::i2c::{ErrorKind, I2c, NoAcknowledgeSource};
+    /// use embedded_hal_mock::eh1::delay::{CheckedDelay, Transaction as Wait};
+    /// use embedded_hal_mock::eh1::i2c::{Mock, Transaction};
+    ///
+    /// static POLICY: Policy = Policy::new(2, Duration::from_secs(5));
+    /// static SENSOR: SharedBreaker = SharedBreaker::new(&POLICY);
+    /// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    /// static BUSY: NotReady = NotReady::new(3, Duration::from_millis(2));
+    ///
+    /// let nack = ErrorKind::NoAcknowledge(NoAcknowledgeSource::Address);
+    /// let read = || Transaction::write_read(0x48, vec![0x00], vec![0x19, 0x10]);
+    /// let i2c = Mock::new(&[
+    ///     // Converting: the sensor NACKs its address twice, then answers.
+    ///     read().with_error(nack),
+    ///     read().with_error(nack),
+    ///     read(),
+    ///     // Gone: three NACKs, the tries spent.
+    ///     read().with_error(nack),
+    ///     read().with_error(nack),
+    ///     read().with_error(nack),
+    /// ]);
+    /// let wait = || Wait::delay_us(2_000);
+    /// let delay = CheckedDelay::new(&[wait(), wait(), wait(), wait()]);
+    /// let mut bus = Guarded::new(i2c, &SENSOR, &CLOCK).retry_not_ready(BUSY, delay);
+    ///
+    /// let mut buf = [0; 2];
+    /// bus.write_read(0x48, &[0x00], &mut buf).unwrap(); // one success, no strike
+    /// assert_eq!((bus.not_ready().tries(), SENSOR.state(CLOCK.now())), (3, State::Closed { strikes: 0 }));
+    /// assert_eq!(bus.write_read(0x48, &[0x00], &mut buf), Err(GuardedError::Inner(nack)));
+    /// assert_eq!(SENSOR.state(CLOCK.now()), State::Closed { strikes: 1 }); // one strike, not three
+    /// assert_eq!(bus.not_ready().retries(), 4);
+    /// bus.not_ready_mut().delay_mut().done(); // exactly four waits of 2 ms
+    /// bus.into_inner().done();
+    /// ```
+    pub fn retry_not_ready<P, D>(self, policy: NotReady<P>, delay: D) -> Guarded<T, B, C, K, R, Retrying<P, D>> {
+        Guarded {
+            inner: self.inner,
+            breakers: self.breakers,
+            clock: self.clock,
+            classify: self.classify,
+            recover: self.recover,
+            retry: Retrying::new(policy, delay),
         }
     }
 
     /// The recovery step ([`NoRecovery`] unless [`Guarded::recover_with`] set one).
     pub fn recovery(&self) -> &R {
         &self.recover
+    }
+
+    /// The "not ready" retry ([`NoRetry`] unless [`Guarded::retry_not_ready`] set a
+    /// [`Retrying`]): its policy, its delay, the tries it made.
+    pub fn not_ready(&self) -> &W {
+        &self.retry
+    }
+
+    /// The "not ready" retry, mutably: to reach its delay.
+    pub fn not_ready_mut(&mut self) -> &mut W {
+        &mut self.retry
     }
 
     /// The peripheral.
@@ -153,13 +243,14 @@ impl<T, B, C, K, R> Guarded<T, B, C, K, R> {
 
     /// The parts a transaction needs, borrowed apart.
     #[inline(always)]
-    pub(super) fn parts(&mut self) -> (&mut T, &mut B, &C, &K, &mut R) {
+    pub(super) fn parts(&mut self) -> (&mut T, &mut B, &C, &K, &mut R, &mut W) {
         (
             &mut self.inner,
             &mut self.breakers,
             &self.clock,
             &self.classify,
             &mut self.recover,
+            &mut self.retry,
         )
     }
 }
@@ -209,28 +300,31 @@ pub trait GuardsPeripheral {}
 
 impl<B: GuardsCalls> GuardsPeripheral for B {}
 
-/// One blocking transaction through `breaker`: its gate, the transaction, its outcome
+/// One blocking transaction through `breaker`: its gate, the transaction (tried again
+/// while `retry` says it is not ready), its one outcome
 /// (for a shared breaker's closed state: the state word read before and after, nothing
 /// written). `Kind` selects the classifier's table (the HAL family's error-kind type).
 #[inline(always)]
-pub(super) fn call<Kind, B, C, K, Rec, T, V, E>(
+pub(super) fn call<Kind, B, C, K, Rec, W, T, V, E>(
     mut breaker: B,
     clock: &C,
     classify: &K,
     recover: &mut Rec,
+    retry: &mut W,
     inner: &mut T,
-    transaction: impl FnOnce(&mut T) -> Result<V, E>,
+    transaction: impl FnMut(&mut T) -> Result<V, E>,
 ) -> Result<V, GuardedError<E>>
 where
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<Kind, E>,
     Rec: Recover<T>,
+    W: RetryNotReady<Kind, E>,
 {
     if !Rec::ACTIVE {
         // No recovery step: through the kind's own call path (a shared breaker's settles
         // a refusal inline).
-        return match breaker.call_classified(clock, || transaction(inner), |e| classify.verdict(e)) {
+        return match breaker.call_classified(clock, || retry.run(inner, transaction), |e| classify.verdict(e)) {
             Ok(v) => Ok(v),
             Err(CallError::Refused(r)) => Err(GuardedError::Refused(r)),
             Err(CallError::Inner(e)) => Err(GuardedError::Inner(e)),
@@ -241,7 +335,7 @@ where
         attempt.record(Outcome::STRIKE);
         return Err(GuardedError::Unrecovered);
     }
-    match transaction(inner) {
+    match retry.run(inner, transaction) {
         Ok(v) => {
             attempt.record(Outcome::Success);
             Ok(v)
@@ -261,26 +355,28 @@ where
 /// let the call through (a HAL may start a transfer when its future is made), and the
 /// permit is held across the `.await`: dropped unanswered, a probe counts as failed.
 #[inline(always)]
-pub(super) async fn call_async<Kind, B, C, K, Rec, T, V, E>(
+pub(super) async fn call_async<Kind, B, C, K, Rec, W, T, V, E>(
     mut breaker: B,
     clock: &C,
     classify: &K,
     recover: &mut Rec,
+    retry: &mut W,
     inner: &mut T,
-    transaction: impl AsyncFnOnce(&mut T) -> Result<V, E>,
+    transaction: impl AsyncFnMut(&mut T) -> Result<V, E>,
 ) -> Result<V, GuardedError<E>>
 where
     B: CircuitBreaker,
     C: Clock,
     K: ClassifyHal<Kind, E>,
     Rec: AsyncRecover<T>,
+    W: AsyncRetryNotReady<Kind, E>,
 {
     let permit = breaker.attempt(clock).map_err(GuardedError::Refused)?;
     if Rec::ACTIVE && permit.is_probe() && !recover.recover(inner).await {
         permit.record(Outcome::STRIKE);
         return Err(GuardedError::Unrecovered);
     }
-    match transaction(inner).await {
+    match retry.run(inner, transaction).await {
         Ok(v) => {
             permit.record(Outcome::Success);
             Ok(v)
