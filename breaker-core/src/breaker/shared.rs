@@ -137,12 +137,24 @@ impl SharedBreaker<()> {
     }
 }
 
+/// A shared breaker's counters, all zero.
+#[cfg(not(loom))]
+const fn zero_counts() -> [AtomicU32; Events::SHARED_COUNTED] {
+    [const { AtomicU32::new(0) }; Events::SHARED_COUNTED]
+}
+
+/// A shared breaker's counters, all zero (loom's atomics are not made in `const`).
+#[cfg(loom)]
+fn zero_counts() -> [AtomicU32; Events::SHARED_COUNTED] {
+    core::array::from_fn(|_| AtomicU32::new(0))
+}
+
 macro_rules! shared_breaker_init {
     ($policy:expr, $observer:expr) => {
         SharedBreaker {
             inner: Inner {
                 word: AtomicU64::new(Core::INITIAL.pack()),
-                counts: Padded([const { AtomicU32::new(0) }; Events::SHARED_COUNTED]),
+                counts: Padded(zero_counts()),
                 #[cfg(not(target_os = "none"))]
                 fast_skips: [
                     Padded(AtomicU64::new(0)),
