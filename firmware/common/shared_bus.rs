@@ -153,11 +153,12 @@ pub struct GeneralCallReset;
 impl<D: I2c> Recover<D> for GeneralCallReset {
     fn recover(&mut self, device: &mut D) -> bool {
         step_ran();
-        device.write(GENERAL_CALL, &[SOFT_RESET]).is_ok()
+        let (address, bytes) = RESET;
+        device.write(address, &bytes).is_ok()
     }
 }
 
-/// The general-call reset's address and bytes, for an async step.
+/// The general-call reset: its address and bytes (also for an async step).
 pub const RESET: (u8, [u8; 1]) = (GENERAL_CALL, [SOFT_RESET]);
 
 /// Reads one byte of the EEPROM through any `I2c`: what its driver does.
