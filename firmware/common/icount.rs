@@ -131,6 +131,20 @@ pub struct Case {
     pub recorded: u32,
 }
 
+impl Case {
+    /// A case of another module (the shared-bus transactions): `run(n)` makes `n` calls,
+    /// each adding its argument to the result when it succeeds, 1 when it fails or is
+    /// refused.
+    pub const fn new(name: &'static str, run: fn(u32) -> u32, refused: bool, recorded: u32) -> Case {
+        Case {
+            name,
+            run,
+            refused,
+            recorded,
+        }
+    }
+}
+
 /// The cases, with the figures recorded for this core (`m3` or `m0` passes them).
 pub const fn cases(recorded: [u32; 5]) -> [Case; 5] {
     [
@@ -186,9 +200,9 @@ fn per_call(run: fn(u32) -> u32, core_clock_hz: u32) -> u32 {
     ((ns * 100 + calls / 2) / calls) as u32
 }
 
-/// Measures every case, prints it next to its recorded figure; `false` if the method's
-/// check fails or a figure is more than [`SLACK`] above its record.
-pub fn run(mut syst: SYST, core_clock_hz: u32, cases: &[Case]) -> bool {
+/// Measures every case of every set, prints it next to its recorded figure; `false` if
+/// the method's check fails or a figure is more than [`SLACK`] above its record.
+pub fn run(mut syst: SYST, core_clock_hz: u32, sets: &[&[Case]]) -> bool {
     syst.disable_interrupt();
     syst.set_clock_source(SystClkSource::Core);
     syst.set_reload(0x00FF_FFFF);
@@ -214,7 +228,7 @@ pub fn run(mut syst: SYST, core_clock_hz: u32, cases: &[Case]) -> bool {
     let _ = core::hint::black_box(attribute_open(core::hint::black_box(u32::MAX)));
     let _ = core::hint::black_box(by_hand_open(core::hint::black_box(u32::MAX)));
 
-    for case in cases {
+    for case in sets.iter().flat_map(|set| set.iter()) {
         // Every call did what the case says (all succeeded, or all were refused).
         let (_, acc) = ticks(case.run, 100);
         let want = if case.refused { 100 } else { (0..100).sum() };
