@@ -8,7 +8,8 @@
 # firmware does not use (quota gauge, fallback chain, router, retry ladder, failure-rate
 # window) put a symbol in it (exit 1 if one did). Then, as a report that never
 # fails, the embedded-hal adapter's cost: m3's `hal` test built through `Guarded`, with
-# the same breakers wrapped by hand, and unguarded.
+# the same breakers wrapped by hand, and unguarded; the quota gauge's cost; and a guarded
+# transaction over a shared bus (the `icount` tests' transaction functions, m3 and m0).
 #
 # Usage: firmware/size.sh [--strict]
 #   --strict  also exit 1 if, on m3, the core, the registry and the two wrapped
@@ -248,8 +249,42 @@ quota_report() {
     echo
 }
 
+# A guarded transaction over a shared bus, in flash: the `icount` tests' transaction
+# functions (`common/icount_bus.rs`, m3's async ones in `m3/tests/icount.rs`), one per
+# device type, out of line, each a driver's `write_read`, bare and through `Guarded`.
+# Symbol sizes: what each function holds with the breaker's gate inlined; the callees out
+# of line (the bus's transaction, the breaker's slow paths, shared by every call site) are
+# not counted. Reported only: it never fails the run.
+bus_report() {
+    local fw exe
+    echo "== a transaction over a shared bus (icount tests' transact_* functions), text, reported, not budgeted"
+    for fw in m3 m0; do
+        exe=$(cd "$fw" && cargo test --release --quiet --test icount --no-run --message-format=json 2>/dev/null |
+            grep -o '"executable":"[^"]*"' | sed 's/^"executable":"//; s/"$//' | grep '/deps/icount-' | tail -n 1) || true
+        if [[ -z $exe || ! -x $exe ]]; then
+            echo "   $fw: not reported: tests/icount.rs did not build"
+            continue
+        fi
+        "$NM" -C -S --radix=d "$exe" | awk -v fw="$fw" '
+            $3 !~ /^[tT]$/ || $4 !~ /transact_/ { next }
+            { name = $4; sub(/::h[0-9a-f]+$/, "", name); sub(/.*::/, "", name); size[name] = $2 + 0 }
+            function row(what, bare, guarded) {
+                if ((bare in size) && (guarded in size))
+                    printf "   %s  %-44s %5d B bare, %5d B guarded: %+d B\n", fw, what, size[bare], size[guarded], size[guarded] - size[bare]
+            }
+            END {
+                row("RefCellDevice, Guarded", "transact_refcell", "transact_refcell_guarded")
+                row("RefCellDevice, Guarded with recover_with", "transact_refcell", "transact_refcell_recover")
+                row("CriticalSectionDevice, Guarded", "transact_cs", "transact_cs_guarded")
+                row("I2cDevice (async), Guarded", "transact_async", "transact_async_guarded")
+            }'
+    done
+    echo
+}
+
 measure m3 thumbv7m-none-eabi breaker-firmware-m3
 measure m0 thumbv6m-none-eabi breaker-firmware-m0
 adapter_cost
 quota_report
+bus_report
 exit "$status"

@@ -4,15 +4,16 @@
 //! through an `embedded-hal-bus` device handle, bare and inside `Guarded` with a breaker of
 //! its own.
 //!
-//! The transaction is a driver's function, out of line (`#[inline(never)]`), generic over
-//! `I2c`; the bus under the device is a stand-in whose transaction is out of line too and
+//! The transaction is a driver's function, out of line (`#[inline(never)]`), one per
+//! device type (`transact_*`, whose sizes `size.sh` reports); the bus under the device is a stand-in whose transaction is out of line too and
 //! always succeeds, so the differences between the cases are the device's and the
 //! breaker's. Each loop builds its bus and device once, before its calls (set-up cancels
 //! out of the method). The clock is `icount.rs`'s `ManualClock`.
 
 use core::cell::RefCell;
 
-use breaker_embedded::{Duration, Guarded, Instant, ManualClock, Policy, SharedBreaker};
+use breaker_embedded::hal::Recover;
+use breaker_embedded::{ByErrorKind, Duration, Guarded, GuardedError, Instant, ManualClock, Policy, SharedBreaker};
 use embedded_hal::i2c::{ErrorKind, ErrorType, I2c, NoAcknowledgeSource, Operation};
 use embedded_hal_bus::i2c::{CriticalSectionDevice, RefCellDevice};
 
@@ -49,12 +50,44 @@ impl I2c for NullBus {
 
 /// One driver transaction: the temperature register's pointer, then its two bytes. `i`
 /// when it works (the bytes read are zero).
-#[inline(never)]
-pub fn transact<I: I2c>(device: &mut I, i: u32) -> Result<u32, I::Error> {
+#[inline(always)]
+fn transaction<I: I2c>(device: &mut I, i: u32) -> Result<u32, I::Error> {
     let mut buf = [0; 2];
     device.write_read(DEVICE, &[0x00], &mut buf)?;
     Ok(i.wrapping_add(u32::from(buf[0])))
 }
+
+/// The recovery step of the case with one: never run (the breaker stays closed).
+pub struct Ready;
+
+impl<T> Recover<T> for Ready {
+    fn recover(&mut self, _: &mut T) -> bool {
+        core::hint::black_box(true)
+    }
+}
+
+type Bare<'a> = RefCellDevice<'a, NullBus>;
+type Shared<'a> = Guarded<RefCellDevice<'a, NullBus>, &'static SharedBreaker, &'static ManualClock>;
+type Recovering<'a> =
+    Guarded<RefCellDevice<'a, NullBus>, &'static SharedBreaker, &'static ManualClock, ByErrorKind, Ready>;
+type Cs<'a> = CriticalSectionDevice<'a, NullBus>;
+type SharedCs<'a> = Guarded<CriticalSectionDevice<'a, NullBus>, &'static SharedBreaker, &'static ManualClock>;
+
+/// The transaction as a driver's function of its own per device type, out of line (so
+/// that `size.sh` can report each one's size by name).
+macro_rules! transact {
+    ($name:ident, $device:ty, $error:ty) => {
+        #[inline(never)]
+        pub fn $name(device: &mut $device, i: u32) -> Result<u32, $error> {
+            transaction(device, i)
+        }
+    };
+}
+transact!(transact_refcell, Bare<'_>, ErrorKind);
+transact!(transact_refcell_guarded, Shared<'_>, GuardedError<ErrorKind>);
+transact!(transact_refcell_recover, Recovering<'_>, GuardedError<ErrorKind>);
+transact!(transact_cs, Cs<'_>, ErrorKind);
+transact!(transact_cs_guarded, SharedCs<'_>, GuardedError<ErrorKind>);
 
 pub static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
@@ -71,16 +104,16 @@ pub fn set_up() {
     let _ = core::hint::black_box(device.write(DEVICE ^ 1, &[0]));
 }
 
-/// `n` calls of `transact` on the device `$device` makes (from a bus `$bus` makes).
+/// `n` calls of `$transact` on the device `$device` makes (from a bus `$bus` makes).
 macro_rules! looped {
-    ($name:ident, |$b:ident| $bus:expr, $device:expr) => {
+    ($name:ident, $transact:ident, |$b:ident| $bus:expr, $device:expr) => {
         #[inline(never)]
         fn $name(n: u32) -> u32 {
             let $b = $bus;
             let mut device = $device;
             let mut acc = 0u32;
             for i in 0..n {
-                match transact(&mut device, i) {
+                match $transact(&mut device, i) {
                     Ok(v) => acc = acc.wrapping_add(v),
                     Err(_) => acc = acc.wrapping_add(1),
                 }
@@ -89,30 +122,39 @@ macro_rules! looped {
         }
     };
 }
-looped!(loop_refcell, |bus| RefCell::new(NullBus), RefCellDevice::new(&bus));
+looped!(
+    loop_refcell,
+    transact_refcell,
+    |bus| RefCell::new(NullBus),
+    RefCellDevice::new(&bus)
+);
 looped!(
     loop_refcell_guarded,
+    transact_refcell_guarded,
     |bus| RefCell::new(NullBus),
     Guarded::new(RefCellDevice::new(&bus), &CLOSED, &CLOCK)
 );
 looped!(
     loop_refcell_refused,
+    transact_refcell_guarded,
     |bus| RefCell::new(NullBus),
     Guarded::new(RefCellDevice::new(&bus), &OPEN, &CLOCK)
 );
 looped!(
     loop_refcell_recover,
+    transact_refcell_recover,
     |bus| RefCell::new(NullBus),
-    Guarded::new(RefCellDevice::new(&bus), &CLOSED, &CLOCK)
-        .recover_with(|_: &mut RefCellDevice<'_, NullBus>| core::hint::black_box(true))
+    Guarded::new(RefCellDevice::new(&bus), &CLOSED, &CLOCK).recover_with(Ready)
 );
 looped!(
     loop_cs,
+    transact_cs,
     |bus| critical_section::Mutex::new(RefCell::new(NullBus)),
     CriticalSectionDevice::new(&bus)
 );
 looped!(
     loop_cs_guarded,
+    transact_cs_guarded,
     |bus| critical_section::Mutex::new(RefCell::new(NullBus)),
     Guarded::new(CriticalSectionDevice::new(&bus), &CLOSED, &CLOCK)
 );
