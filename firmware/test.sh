@@ -2,8 +2,8 @@
 # Runs the firmwares on QEMU: `cargo test --release` in m3 (Cortex-M3, embassy
 # executor), m0 (Cortex-M0, no compare-and-swap) and rtic (Cortex-M3, RTIC v2), i.e.
 # each package's outage test, m3's and m0's smoke tests and instruction counts
-# (`icount`, checked against recorded figures), and m3's retry-ladder, hal, chain and
-# quota tests, then the size report (`size.sh`). Exits non-zero on
+# (`icount`, checked against recorded figures) and shared-bus tests, and m3's
+# retry-ladder, hal, chain and quota tests, then the size report (`size.sh`). Exits non-zero on
 # any failure: a wrong figure in a firmware, a panic or fault, a firmware still
 # running after $FIRMWARE_TIMEOUT seconds (default 120), formatting machinery
 # pulled in by the breaker code, or the breaker code over its size budget on m3.
