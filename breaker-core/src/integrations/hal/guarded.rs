@@ -3,7 +3,7 @@
 use core::future::Future;
 
 use crate::hal::{AsyncRetryNotReady, GuardedError, NoRetry, NotReady, RetryNotReady, Retrying};
-use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, GuardsCalls, Outcome, Phase};
+use crate::{ByErrorKind, CallError, CallTicket, CircuitBreaker, ClassifyHal, Clock, GuardsCalls, Outcome, Phase};
 
 /// A peripheral with a circuit breaker inside: it implements the very trait its `inner`
 /// implements, so a driver crate written for that trait takes it unchanged.
@@ -34,7 +34,8 @@ use crate::{ByErrorKind, CallError, CircuitBreaker, ClassifyHal, Clock, GuardsCa
 ///   (the default, free) unless [`Guarded::retry_not_ready`] set one.
 /// - An async transaction holds its permit across the `.await`: a future dropped while it
 ///   is the half-open probe (a timeout that fired, a cancelled task) counts as a failed
-///   probe at that moment, so the breaker re-opens instead of wedging.
+///   probe at that moment, so the breaker re-opens instead of wedging (and, with
+///   [`Guarded::recover_with`], that re-opening gets its recovery step, as any trip does).
 ///
 /// ```
 /// use breaker_core::{Duration, Guarded, GuardedError, Instant, ManualClock, Policy, SharedBreaker};
@@ -73,6 +74,9 @@ pub struct Guarded<T, B, C, K = ByErrorKind, R = NoRecovery, W = NoRetry> {
     clock: C,
     classify: K,
     recover: R,
+    /// A recovery step is owed: a dropped async probe re-opened the breaker, and its step
+    /// could not be awaited then.
+    owed: bool,
     retry: W,
 }
 
@@ -87,6 +91,7 @@ impl<T, B: GuardsPeripheral, C> Guarded<T, B, C> {
             clock,
             classify: ByErrorKind,
             recover: NoRecovery,
+            owed: false,
             retry: NoRetry,
         }
     }
@@ -102,15 +107,36 @@ impl<T, B, C, K, R, W> Guarded<T, B, C, K, R, W> {
             clock: self.clock,
             classify,
             recover: self.recover,
+            owed: self.owed,
             retry: self.retry,
         }
     }
 
     /// The same peripheral with a recovery step run when a failure trips the breaker and
-    /// before each half-open probe reaches the bus: `recover` gets the peripheral to reset it (toggle the bus, re-initialise the controller, wait
-    /// for a sensor to boot). Any `FnMut(&mut T) -> bool` (`false`: still wedged), or a
-    /// [`Recover`] (or, for async transactions, an [`AsyncRecover`]) of your own. See
-    /// [`Recover`] for what a failed recovery does.
+    /// before each half-open probe reaches the bus: `recover` gets the peripheral to reset
+    /// it (toggle the bus, re-initialise the controller, wait for a sensor to boot). Any
+    /// `FnMut(&mut T) -> bool` (`false`: still wedged), or a [`Recover`] (or, for async
+    /// transactions, an [`AsyncRecover`]) of your own. See [`Recover`] for what a failed
+    /// recovery does.
+    ///
+    /// The step runs exactly once per trip and once before each probe:
+    ///
+    /// - A trip is a failure that opens the breaker (a closed-state failure that trips it,
+    ///   a failed probe), and also an async probe whose future is dropped (a timeout, a
+    ///   cancelled task): that probe counts as failed and re-opens the breaker. Its step
+    ///   runs at the drop for a blocking step (every [`Recover`], closures included); an
+    ///   async step cannot be awaited inside a drop, so it is *owed*, and the next
+    ///   transaction through the same `Guarded` awaits it first, before its gate (even one
+    ///   the breaker then refuses).
+    /// - A step cut short by a dropped future (the step after a trip, or an owed one) is
+    ///   owed again, until one runs to its end. The step before a probe, cut short, is not
+    ///   repeated: the probe never reached the bus, and its re-opening's step takes its
+    ///   place.
+    /// - A probe whose step answered `false` re-opens the breaker without running it again
+    ///   (it has just run). Refused transactions, successes and failures that do not trip
+    ///   never run it (but for an owed step, which any next transaction runs).
+    ///
+    /// With [`NoRecovery`], the default, none of this is compiled in.
     pub fn recover_with<R2>(self, recover: R2) -> Guarded<T, B, C, K, R2, W> {
         Guarded {
             inner: self.inner,
@@ -118,6 +144,7 @@ impl<T, B, C, K, R, W> Guarded<T, B, C, K, R, W> {
             clock: self.clock,
             classify: self.classify,
             recover,
+            owed: false,
             retry: self.retry,
         }
     }
@@ -190,6 +217,7 @@ impl<T, B, C, K, R, W> Guarded<T, B, C, K, R, W> {
             clock: self.clock,
             classify: self.classify,
             recover: self.recover,
+            owed: self.owed,
             retry: Retrying::new(policy, delay),
         }
     }
@@ -197,6 +225,11 @@ impl<T, B, C, K, R, W> Guarded<T, B, C, K, R, W> {
     /// The recovery step ([`NoRecovery`] unless [`Guarded::recover_with`] set one).
     pub fn recovery(&self) -> &R {
         &self.recover
+    }
+
+    /// The recovery step, mutably: to reconfigure it.
+    pub fn recovery_mut(&mut self) -> &mut R {
+        &mut self.recover
     }
 
     /// The "not ready" retry ([`NoRetry`] unless [`Guarded::retry_not_ready`] set a
@@ -243,16 +276,25 @@ impl<T, B, C, K, R, W> Guarded<T, B, C, K, R, W> {
 
     /// The parts a transaction needs, borrowed apart.
     #[inline(always)]
-    pub(super) fn parts(&mut self) -> (&mut T, &mut B, &C, &K, &mut R, &mut W) {
+    pub(super) fn parts(&mut self) -> (&mut T, &mut B, &C, &K, Steps<'_, R>, &mut W) {
         (
             &mut self.inner,
             &mut self.breakers,
             &self.clock,
             &self.classify,
-            &mut self.recover,
+            Steps {
+                step: &mut self.recover,
+                owed: &mut self.owed,
+            },
             &mut self.retry,
         )
     }
+}
+
+/// The recovery step, and whether one is owed (see [`AsyncRecover::recover_now`]).
+pub(super) struct Steps<'a, R> {
+    step: &'a mut R,
+    owed: &'a mut bool,
 }
 
 /// Picks the breaker that guards a transaction to `address` (an I2C address; `()` where
@@ -309,7 +351,7 @@ pub(super) fn call<Kind, B, C, K, Rec, W, T, V, E>(
     mut breaker: B,
     clock: &C,
     classify: &K,
-    recover: &mut Rec,
+    recover: Steps<'_, Rec>,
     retry: &mut W,
     inner: &mut T,
     transaction: impl FnMut(&mut T) -> Result<V, E>,
@@ -330,6 +372,8 @@ where
             Err(CallError::Inner(e)) => Err(GuardedError::Inner(e)),
         };
     }
+    // A blocking step is never owed: a `Recover` runs even where it cannot be awaited.
+    let recover = recover.step;
     let attempt = breaker.attempt(clock).map_err(GuardedError::Refused)?;
     if attempt.is_probe() && !recover.recover(inner) {
         attempt.record(Outcome::STRIKE);
@@ -354,12 +398,16 @@ where
 /// One async transaction through `breaker`. The future is made only once the breaker
 /// let the call through (a HAL may start a transfer when its future is made), and the
 /// permit is held across the `.await`: dropped unanswered, a probe counts as failed.
+///
+/// With a recovery step, the permit is held by a [`Held`] guard instead, whose drop also
+/// gives the re-opening of a dropped probe its step (at once, or owed to the next
+/// transaction, which runs it first).
 #[inline(always)]
 pub(super) async fn call_async<Kind, B, C, K, Rec, W, T, V, E>(
     mut breaker: B,
     clock: &C,
     classify: &K,
-    recover: &mut Rec,
+    recover: Steps<'_, Rec>,
     retry: &mut W,
     inner: &mut T,
     transaction: impl AsyncFnMut(&mut T) -> Result<V, E>,
@@ -371,23 +419,96 @@ where
     Rec: AsyncRecover<T>,
     W: AsyncRetryNotReady<Kind, E>,
 {
-    let permit = breaker.attempt(clock).map_err(GuardedError::Refused)?;
-    if Rec::ACTIVE && permit.is_probe() && !recover.recover(inner).await {
-        permit.record(Outcome::STRIKE);
+    if !Rec::ACTIVE {
+        let permit = breaker.attempt(clock).map_err(GuardedError::Refused)?;
+        return match retry.run(inner, transaction).await {
+            Ok(v) => {
+                permit.record(Outcome::Success);
+                Ok(v)
+            }
+            Err(e) => {
+                permit.record(Outcome::Error(classify.verdict(&e)));
+                Err(GuardedError::Inner(e))
+            }
+        };
+    }
+    let Steps { step, owed } = recover;
+    if *owed {
+        // A dropped probe re-opened the breaker and its async step could not run then: it
+        // runs now, before the gate. Cut short in turn, it stays owed.
+        step.recover(inner).await;
+        *owed = false;
+    }
+    let ticket = breaker.attempt(clock).map_err(GuardedError::Refused)?.into_ticket();
+    let mut held = Held {
+        breaker: &mut breaker,
+        clock,
+        ticket,
+        inner,
+        step,
+        owed,
+    };
+    if held.is_probe() && !held.step.recover(&mut *held.inner).await {
+        held.report(Outcome::STRIKE);
         return Err(GuardedError::Unrecovered);
     }
-    match retry.run(inner, transaction).await {
+    match retry.run(&mut *held.inner, transaction).await {
         Ok(v) => {
-            permit.record(Outcome::Success);
+            held.report(Outcome::Success);
             Ok(v)
         }
         Err(e) => {
-            permit.record(Outcome::Error(classify.verdict(&e)));
-            if Rec::ACTIVE && breaker.state(clock).phase() == Phase::Open {
-                // This failure tripped it: the step runs now too (its answer is for probes).
-                recover.recover(inner).await;
+            held.report(Outcome::Error(classify.verdict(&e)));
+            if held.breaker.state(clock).phase() == Phase::Open {
+                // This failure tripped it: the step runs now too (its answer is for
+                // probes); owed while it runs, should the future be dropped meanwhile.
+                *held.owed = true;
+                held.step.recover(&mut *held.inner).await;
+                *held.owed = false;
             }
             Err(GuardedError::Inner(e))
+        }
+    }
+}
+
+/// An async transaction's permit, with what its drop needs: dropped unanswered (the
+/// future was dropped: a timeout, a cancelled task), the permit is abandoned (a probe
+/// counts as failed, and the breaker re-opens), and that re-opening gets its recovery
+/// step, run at once if it can be ([`AsyncRecover::recover_now`]), else owed.
+struct Held<'a, B: CircuitBreaker, C: Clock, T, R: AsyncRecover<T>> {
+    breaker: &'a mut B,
+    clock: &'a C,
+    ticket: Option<B::Ticket>,
+    inner: &'a mut T,
+    step: &'a mut R,
+    owed: &'a mut bool,
+}
+
+impl<B: CircuitBreaker, C: Clock, T, R: AsyncRecover<T>> Held<'_, B, C, T, R> {
+    #[inline(always)]
+    fn is_probe(&self) -> bool {
+        self.ticket.as_ref().is_some_and(CallTicket::is_probe)
+    }
+
+    /// Reports the call's outcome.
+    #[inline(always)]
+    fn report(&mut self, outcome: Outcome) {
+        if let Some(ticket) = self.ticket.take() {
+            self.breaker.report(ticket, outcome, self.clock);
+        }
+    }
+}
+
+impl<B: CircuitBreaker, C: Clock, T, R: AsyncRecover<T>> Drop for Held<'_, B, C, T, R> {
+    fn drop(&mut self) {
+        let Some(ticket) = self.ticket.take() else {
+            return;
+        };
+        let probe = ticket.is_probe();
+        self.breaker.abandon(ticket, self.clock);
+        if probe && self.breaker.state(self.clock).phase() == Phase::Open && self.step.recover_now(self.inner).is_none()
+        {
+            *self.owed = true;
         }
     }
 }
@@ -403,7 +524,9 @@ where
 /// transaction does not reach the bus, and it fails with [`GuardedError::Unrecovered`];
 /// that re-opening does not run the step again, since it has just run. At a trip the
 /// answer is not needed (the breaker is open either way). Calls that succeed, or fail
-/// without tripping, never run it. Any `FnMut(&mut T) -> bool` is a `Recover<T>`.
+/// without tripping, never run it. An async probe whose future is dropped is a trip too:
+/// a `Recover` then runs in the drop (see [`Guarded::recover_with`] for the whole rule).
+/// Any `FnMut(&mut T) -> bool` is a `Recover<T>`.
 pub trait Recover<T> {
     /// Whether there is a step at all: `false` only for [`NoRecovery`], whose transactions
     /// then cost what they cost without one.
@@ -421,12 +544,26 @@ impl<T, F: FnMut(&mut T) -> bool> Recover<T> for F {
 
 /// [`Recover`] for async transactions: the step may await (a reset pin held low for a
 /// while, a sensor's boot time). Every [`Recover`] is one.
+///
+/// A step that awaits cannot run where a probe's future is dropped: the step that
+/// re-opening owes runs at the start of the next transaction instead (see
+/// [`AsyncRecover::recover_now`] and [`Guarded::recover_with`]).
 pub trait AsyncRecover<T> {
     /// Whether there is a step at all (see [`Recover::ACTIVE`]).
     const ACTIVE: bool = true;
 
     /// Gets `peripheral` working again; whether it is ready for the probe.
     fn recover(&mut self, peripheral: &mut T) -> impl Future<Output = bool>;
+
+    /// The step run without awaiting, where it cannot be awaited: in the drop of a
+    /// half-open probe's future, whose re-opening it follows. `Some` (whether the
+    /// peripheral is ready) if it ran; `None`, the default, for a step that must be
+    /// awaited: it is then owed, and the next transaction through the same [`Guarded`]
+    /// awaits it first. Every [`Recover`] runs here.
+    fn recover_now(&mut self, peripheral: &mut T) -> Option<bool> {
+        let _ = peripheral;
+        None
+    }
 }
 
 impl<T, R: Recover<T>> AsyncRecover<T> for R {
@@ -434,6 +571,10 @@ impl<T, R: Recover<T>> AsyncRecover<T> for R {
 
     async fn recover(&mut self, peripheral: &mut T) -> bool {
         Recover::recover(self, peripheral)
+    }
+
+    fn recover_now(&mut self, peripheral: &mut T) -> Option<bool> {
+        Some(Recover::recover(self, peripheral))
     }
 }
 
