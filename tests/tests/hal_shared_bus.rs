@@ -1,4 +1,4 @@
-//! `Guarded` and `DeviceBreakers` over shared-bus devices, the way drivers share one I2C
+//! `Guarded` and `DeviceBreakers` (or a `KeyedBreakers` table) over shared-bus devices, the way drivers share one I2C
 //! bus in firmware: a TMP102 thermometer (the `tmp1x2` driver crate) and an EEPROM on one
 //! bus, each device handle with its breaker inside, one device failing while the other
 //! keeps working. Blocking through embedded-hal-bus (`RefCellDevice`,
@@ -12,8 +12,8 @@ use core::cell::RefCell;
 use core::task::Poll;
 
 use breaker_core::{
-    Clock, DeviceBreakers, Duration, Guarded, GuardedError, Instant, ManualClock, Phase, Policy, RefusalReason,
-    SharedBreaker, State,
+    Clock, DeviceBreakers, Duration, Guarded, GuardedError, Instant, KeyedBreakers, ManualClock, Phase, Policy,
+    RefusalReason, SharedBreaker, State,
 };
 use embassy_embedded_hal::shared_bus::asynch::i2c::I2cDevice;
 use embassy_embedded_hal::shared_bus::I2cDeviceError;
@@ -163,6 +163,61 @@ fn critical_section_devices_share_one_table_of_breakers_by_address() {
     );
 
     critical_section::with(|cs| bus.borrow(cs).borrow_mut().done());
+}
+
+#[test]
+fn one_guarded_bus_over_a_keyed_table_gives_each_address_a_breaker_on_first_use() {
+    static POLICY: Policy = Policy::new(2, Duration::from_secs(1));
+    static BUS: KeyedBreakers<u8, 2> = KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 2]);
+    static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+
+    // One `Guarded` over the whole bus, shared between the drivers: each transaction goes
+    // through its address's breaker, created when the address is first seen.
+    let bus = RefCell::new(Guarded::new(
+        Mock::new(&[
+            temperature(0x00),
+            eeprom_read(0, 0).with_error(NACK),
+            temperature(0x10),
+            eeprom_read(1, 0).with_error(NACK),
+            temperature(0x20),
+            temperature(0x30),
+            temperature(0x40),
+            // After the cooldown: the EEPROM's probe works.
+            eeprom_read(4, 0x44),
+            // A third address: both slots taken, both closed, so one is evicted for it.
+            Transaction::write(0x1D, vec![0x2A]),
+        ]),
+        &BUS,
+        &CLOCK,
+    ));
+    assert!(BUS.is_empty(), "no breaker before the first transaction");
+    let mut thermometer = Tmp1x2::new(RefCellDevice::new(&bus), SlaveAddr::Default);
+    let mut eeprom = RefCellDevice::new(&bus);
+
+    let mut eeprom_seen = String::new();
+    for round in 0..5u8 {
+        if round == 4 {
+            CLOCK.advance(Duration::from_secs(1));
+        }
+        assert!(thermometer.read_temperature().is_ok(), "round {round}");
+        eeprom_seen.push(seen(&read_cell(&mut eeprom, round)));
+        if round == 2 {
+            assert_eq!(BUS.get(EEPROM).unwrap().phase(CLOCK.now()), Phase::Open);
+        }
+    }
+    assert_eq!(eeprom_seen, "xx--.");
+    assert_eq!(BUS.len(), 2);
+    let c = BUS.get(EEPROM).unwrap().counters();
+    assert_eq!((c.failures, c.skips, c.trips, c.probes), (2, 2, 1, 1));
+    assert_eq!(BUS.get(THERMOMETER).unwrap().counters().failures, 0);
+
+    // No address is unlisted: a device the drivers never named gets a slot (here by
+    // evicting a closed, idle entry: the table is bounded), without an `Unlisted` error.
+    assert_eq!(bus.borrow_mut().write(0x1D, &[0x2A]), Ok(()));
+    assert_eq!((BUS.len(), BUS.evictions()), (2, 1));
+    assert!(BUS.get(0x1D).is_some());
+
+    bus.into_inner().into_inner().done();
 }
 
 #[test]

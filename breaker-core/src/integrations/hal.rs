@@ -10,7 +10,8 @@
 //! [`GuardedError::Refused`], and the bus's own errors are kept ([`GuardedError::Inner`])
 //! and judged by their `ErrorKind` ([`ByErrorKind`]; replace it with
 //! [`Guarded::classify_with`]). On a shared I2C bus, a [`DeviceBreakers`] table gives each
-//! address its own breaker.
+//! listed address its own breaker, and a [`KeyedBreakers`](crate::KeyedBreakers) table
+//! keyed by address gives one to any address, on first use.
 //!
 //! ```
 //! use breaker_core::{Duration, Guarded, GuardedError, Instant, ManualClock, Policy, SharedBreaker};
@@ -69,7 +70,8 @@
 //! # A shared bus
 //!
 //! One breaker for a whole I2C bus would let one dead sensor refuse every device on it.
-//! [`DeviceBreakers`] keeps one per address; guard the bus with it once and share the
+//! [`DeviceBreakers`] keeps one per listed address (a `KeyedBreakers<u8, N>` one per
+//! address seen, created on first use, bounded); guard the bus with it once and share the
 //! guarded bus between drivers with `embedded-hal-bus`:
 //!
 //! ```

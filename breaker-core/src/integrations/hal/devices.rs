@@ -1,9 +1,11 @@
-//! One breaker per device on a shared I2C bus: a fixed-size table keyed by 7-bit address.
+//! One breaker per device on a shared I2C bus: a fixed-size table keyed by 7-bit address,
+//! or a keyed table ([`KeyedBreakers`]) whose breakers are created on first use.
 
+use core::borrow::Borrow;
 use core::fmt;
 
 use crate::hal::{GuardsPeripheral, PickBreaker};
-use crate::{Observer, SharedBreaker};
+use crate::{KeyedBreakers, KeyedEntry, Observer, Policy, SharedBreaker, TableKey};
 
 /// One [`SharedBreaker`] per device on a shared I2C bus, keyed by 7-bit address: a fixed
 /// table of `N` entries (no heap), built in a `static`.
@@ -17,7 +19,10 @@ use crate::{Observer, SharedBreaker};
 /// without reaching the bus (list every device the drivers talk to).
 ///
 /// Each entry is a whole `SharedBreaker`, so each device has its own policy (a slow
-/// sensor may get a longer cooldown); they share one observer type. List each in the
+/// sensor may get a longer cooldown); they share one observer type. For a bus whose
+/// devices are not known in advance, guard it with a [`KeyedBreakers`] table keyed by
+/// address instead (`Guarded::new(i2c, &TABLE, clock)` too): any address gets a breaker on
+/// first use, in a bounded table, and none is unlisted (see [`PickBreaker`]'s impls). List each in the
 /// [registry](crate::registry) with [`register!`](crate::register)'s table form,
 /// `register!(TABLE[address], "name", CLOCK)`:
 ///
@@ -187,6 +192,59 @@ impl<'t, const N: usize, O: Observer> PickBreaker<u8> for &'t DeviceBreakers<N, 
     #[inline]
     fn pick(&mut self, address: u8) -> Option<&'t SharedBreaker<O>> {
         self.get(address)
+    }
+}
+
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> GuardsPeripheral for &KeyedBreakers<K, N, O, P> {}
+
+/// A keyed table over a bus: each transaction goes through the entry of its address
+/// ([`KeyedBreakers::entry`]), a breaker created on first use, so any address gets one
+/// without being listed. `KeyedBreakers<u8, N>` for 7-bit addresses, `KeyedBreakers<u16,
+/// N>` for 7- and 10-bit ones. When the table can hold no more (every slot open,
+/// half-open or struck), a new address's transactions go ahead uncounted, as the table
+/// answers any caller ([`KeyedEntry::is_guarded`] `false`); the addresses it holds keep
+/// their breakers.
+///
+/// ```
+/// use breaker_core::{Clock, Duration, Guarded, GuardedError, Instant, KeyedBreakers, ManualClock, Phase, Policy, SharedBreaker};
+/// use embedded_hal::i2c::{ErrorKind, I2c, NoAcknowledgeSource};
+/// use embedded_hal_mock::eh1::i2c::{Mock, Transaction};
+///
+/// static POLICY: Policy = Policy::new(2, Duration::from_secs(5));
+/// // At most 4 devices' breakers at a time, whichever addresses the drivers use.
+/// static I2C1: KeyedBreakers<u8, 4> = KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 4]);
+/// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+///
+/// let nack = ErrorKind::NoAcknowledge(NoAcknowledgeSource::Address);
+/// let i2c = Mock::new(&[
+///     Transaction::write(0x76, vec![0xF4]).with_error(nack),
+///     Transaction::write(0x76, vec![0xF4]).with_error(nack),
+///     Transaction::write(0x48, vec![0x01]),
+/// ]);
+/// let mut bus = Guarded::new(i2c, &I2C1, &CLOCK);
+/// assert!(bus.write(0x76, &[0xF4]).is_err());
+/// assert!(bus.write(0x76, &[0xF4]).is_err());
+/// assert!(matches!(bus.write(0x76, &[0xF4]), Err(GuardedError::Refused(_))));
+/// bus.write(0x48, &[0x01]).unwrap(); // 0x48's breaker, made now
+/// assert_eq!(I2C1.get(0x76).unwrap().phase(CLOCK.now()), Phase::Open);
+/// assert_eq!(I2C1.len(), 2);
+/// bus.into_inner().done();
+/// ```
+impl<'t, A, K, const N: usize, O, P> PickBreaker<A> for &'t KeyedBreakers<K, N, O, P>
+where
+    A: Into<K>,
+    K: TableKey,
+    O: Observer,
+    P: Borrow<Policy>,
+{
+    type Breaker<'a>
+        = KeyedEntry<'t, K, N, O, P>
+    where
+        Self: 'a;
+
+    #[inline]
+    fn pick(&mut self, address: A) -> Option<KeyedEntry<'t, K, N, O, P>> {
+        Some(self.entry(address.into()))
     }
 }
 

@@ -10,7 +10,7 @@ use crate::{ByErrorKind, CallError, CallTicket, CircuitBreaker, ClassifyHal, Clo
 ///
 /// | `T` implements | so does `Guarded<T, ..>` |
 /// |---|---|
-/// | [`embedded_hal::i2c::I2c<A>`] | `I2c<A>` (7- and 10-bit), through one breaker or a [`DeviceBreakers`](crate::DeviceBreakers) table (7-bit) |
+/// | [`embedded_hal::i2c::I2c<A>`] | `I2c<A>` (7- and 10-bit), through one breaker, a [`DeviceBreakers`](crate::DeviceBreakers) table (7-bit) or a [`KeyedBreakers`](crate::KeyedBreakers) table keyed by address |
 /// | [`embedded_hal::spi::SpiDevice<W>`] | `SpiDevice<W>` |
 /// | [`embedded_io::Read`], [`embedded_io::Write`] | `Read`, `Write` (and `ReadReady`, `WriteReady`) |
 /// | the `embedded-hal-async` / `embedded-io-async` twins | the same twins |
@@ -24,7 +24,8 @@ use crate::{ByErrorKind, CallError, CallTicket, CircuitBreaker, ClassifyHal, Clo
 /// testifies ([`ByErrorKind`] by default: the HAL's `ErrorKind`, see its tables).
 ///
 /// - `B` picks the breaker: `&SharedBreaker` (usually a `static`) for the whole
-///   peripheral, or `&DeviceBreakers` for one breaker per I2C address (see [`PickBreaker`]).
+///   peripheral, or `&DeviceBreakers` (listed addresses) or `&KeyedBreakers` (any
+///   address, created on first use) for one breaker per I2C address (see [`PickBreaker`]).
 /// - `C` is the [`Clock`] the breaker reads, as every breaker of the project takes one:
 ///   `EmbassyClock` on embassy firmware, [`GlobalClock`](crate::GlobalClock) or your own
 ///   timer elsewhere, [`StdClock`](crate::StdClock) on a host, a [`ManualClock`](crate::ManualClock)
@@ -82,8 +83,8 @@ pub struct Guarded<T, B, C, K = ByErrorKind, R = NoRecovery, W = NoRetry> {
 
 impl<T, B: GuardsPeripheral, C> Guarded<T, B, C> {
     /// `inner`, guarded by `breakers` (a breaker that [guards calls](GuardsCalls), or a
-    /// `&DeviceBreakers`: see [`PickBreaker`]), which read `clock`; verdicts from the HAL's
-    /// `ErrorKind` ([`ByErrorKind`]).
+    /// `&DeviceBreakers` or a `&KeyedBreakers`: see [`PickBreaker`]), which read `clock`;
+    /// verdicts from the HAL's `ErrorKind` ([`ByErrorKind`]).
     pub const fn new(inner: T, breakers: B, clock: C) -> Self {
         Guarded {
             inner,
@@ -307,6 +308,9 @@ pub(super) struct Steps<'a, R> {
 /// - `&DeviceBreakers`: the breaker listed for the address, so that one dead sensor is
 ///   refused while its neighbours on the same bus keep working; `None` for an address the
 ///   table does not list.
+/// - `&KeyedBreakers` (`u8` keys for 7-bit addresses, `u16` for 10-bit ones too): the
+///   address's entry, its breaker created on first use, for any address; with no slot
+///   left, an unguarded entry (see [`KeyedBreakers::entry`](crate::KeyedBreakers::entry)).
 pub trait PickBreaker<A> {
     /// The breaker a transaction goes through.
     type Breaker<'a>: CircuitBreaker
@@ -331,12 +335,12 @@ impl<A, B: GuardsCalls> PickBreaker<A> for B {
 }
 
 /// What [`Guarded::new`] takes: a breaker that [guards calls](GuardsCalls) (one for every
-/// transaction), or a `&DeviceBreakers` (one per address). The [`PickBreaker`] impls say
-/// which breaker a transaction goes through.
+/// transaction), or a `&DeviceBreakers` or `&KeyedBreakers` (one per address). The
+/// [`PickBreaker`] impls say which breaker a transaction goes through.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot guard a peripheral's transactions",
-    label = "`Guarded` needs a breaker that guards calls it does not make itself, or a `&DeviceBreakers`",
-    note = "a registry entry guards its own `#[circuit_breaker]` function only: give `Guarded` a breaker of its own (a `&'static SharedBreaker`, an `Arc<SharedBreaker<..>>`, a `Breaker`), or a `&DeviceBreakers` for one per address"
+    label = "`Guarded` needs a breaker that guards calls it does not make itself, or a `&DeviceBreakers` or `&KeyedBreakers`",
+    note = "a registry entry guards its own `#[circuit_breaker]` function only: give `Guarded` a breaker of its own (a `&'static SharedBreaker`, an `Arc<SharedBreaker<..>>`, a `Breaker`), or a `&DeviceBreakers` or `&KeyedBreakers` for one per address"
 )]
 pub trait GuardsPeripheral {}
 
