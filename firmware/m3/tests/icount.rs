@@ -32,11 +32,11 @@ const RECORDED: [u32; 5] = [16, 34, 47, 37, 51];
 /// Per transaction over a shared bus (loop included): `RefCellDevice` bare, guarded
 /// closed, guarded refused, guarded closed with a recovery step; `CriticalSectionDevice`
 /// bare, guarded closed.
-const RECORDED_BUS: [u32; 6] = [102, 129, 89, 121, 106, 133];
+const RECORDED_BUS: [u32; 6] = [102, 129, 89, 123, 106, 133];
 
 /// Per async transaction over embassy-embedded-hal's `I2cDevice` (polled once, the bus
 /// idle; loop included): bare, guarded closed, guarded refused.
-const RECORDED_ASYNC: [u32; 3] = [174, 286, 115];
+const RECORDED_ASYNC: [u32; 3] = [174, 280, 113];
 
 impl AsyncI2c for NullBus {
     async fn transaction(&mut self, address: u8, operations: &mut [Operation<'_>]) -> Result<(), ErrorKind> {
