@@ -250,7 +250,7 @@ quota_report() {
 }
 
 # A guarded transaction over a shared bus, in flash: the `icount` tests' transaction
-# functions (`common/icount_bus.rs`, m3's async ones in `m3/tests/icount.rs`), one per
+# functions (`common/icount_bus.rs`, m3's async and keyed-table ones in `m3/tests/icount.rs`), one per
 # device type, out of line, each a driver's `write_read`, bare and through `Guarded`.
 # Symbol sizes: what each function holds with the breaker's gate inlined; the callees out
 # of line (the bus's transaction, the breaker's slow paths, shared by every call site) are
@@ -277,6 +277,7 @@ bus_report() {
                 row("RefCellDevice, Guarded with recover_with", "transact_refcell", "transact_refcell_recover")
                 row("CriticalSectionDevice, Guarded", "transact_cs", "transact_cs_guarded")
                 row("I2cDevice (async), Guarded", "transact_async", "transact_async_guarded")
+                row("RefCellDevice, a Guarded bus, KeyedBreakers", "transact_refcell", "transact_keyed")
             }'
     done
     echo

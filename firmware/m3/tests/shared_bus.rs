@@ -6,14 +6,17 @@
 //! `firmware/common/shared_bus.rs` for the timeline and the figures). Three runs of the
 //! same scenario, every figure checked in each: blocking through `embedded-hal-bus`'s
 //! `RefCellDevice` and its `CriticalSectionDevice`, and async through
-//! embassy-embedded-hal's `I2cDevice` over an embassy-sync mutex, on embassy's executor.
+//! embassy-embedded-hal's `I2cDevice` over an embassy-sync mutex, on embassy's executor;
+//! then a fourth: one `Guarded` over the bus itself, its breakers a `KeyedBreakers` table
+//! keyed by address (created on first use), shared by both drivers through
+//! `RefCellDevice` handles.
 #![no_std]
 #![no_main]
 
 use core::cell::RefCell;
 
 use breaker_embedded::hal::AsyncRecover;
-use breaker_embedded::{ByErrorKind, DefmtLog, EmbassyClock, Guarded, SharedBreaker};
+use breaker_embedded::{ByErrorKind, DefmtLog, EmbassyClock, Guarded, KeyedBreakers, SharedBreaker};
 use embassy_embedded_hal::shared_bus::asynch::i2c::I2cDevice;
 use embassy_executor::Spawner;
 use embassy_sync::blocking_mutex::raw::NoopRawMutex;
@@ -26,7 +29,10 @@ use firmware_m3 as fw;
 #[path = "../../common/shared_bus.rs"]
 mod shared_bus;
 
-use shared_bus::{reading, Blocking, Breakers, Devices, Reading, SimBus, EEPROM, THERMOMETER};
+use shared_bus::{
+    reading, Blocking, BreakerOf, Breakers, Devices, GeneralCallReset, Reading, SimBus, EEPROM, POLICY, THERMOMETER,
+};
+use tmp1x2::{SlaveAddr, Tmp1x2};
 
 impl AsyncI2c for SimBus {
     async fn transaction(&mut self, address: u8, operations: &mut [Operation<'_>]) -> Result<(), ErrorKind> {
@@ -69,6 +75,37 @@ impl Devices for Async<'_, '_> {
     }
 }
 
+/// The keyed form's breakers: four slots, for whichever addresses the drivers use.
+type Table = KeyedBreakers<u8, 4, DefmtLog>;
+
+impl BreakerOf for Table {
+    fn breaker(&self, address: u8) -> Option<&SharedBreaker<DefmtLog>> {
+        self.get(address)
+    }
+}
+
+/// The whole bus guarded once, over the keyed table, with the recovery step.
+type KeyedBus<'t> = Guarded<SimBus, &'t Table, EmbassyClock, ByErrorKind, GeneralCallReset>;
+
+/// The keyed form: both drivers over `RefCellDevice` handles of the one guarded bus.
+struct Keyed<'a, 't> {
+    thermometer: Tmp1x2<RefCellDevice<'a, KeyedBus<'t>>, tmp1x2::marker::mode::Continuous>,
+    eeprom: RefCellDevice<'a, KeyedBus<'t>>,
+}
+
+impl Devices for Keyed<'_, '_> {
+    async fn temperature(&mut self) -> Reading<i32> {
+        match self.thermometer.read_temperature() {
+            Ok(celsius) => Reading::Value((celsius * 16.0) as i32),
+            Err(tmp1x2::Error::I2C(e)) => reading(Err(e)),
+        }
+    }
+
+    async fn cell(&mut self, cell: u8) -> Reading<u8> {
+        reading(shared_bus::read_cell(&mut self.eeprom, cell))
+    }
+}
+
 #[cortex_m_rt::entry]
 fn entry() -> ! {
     fw::executor::run(|spawner| spawner.must_spawn(main(spawner)))
@@ -103,8 +140,24 @@ async fn main(_spawner: Spawner) {
     };
     ok &= shared_bus::run("embassy-embedded-hal I2cDevice (async)", &mut devices, &breakers).await;
 
+    let table: Table =
+        KeyedBreakers::new([const { SharedBreaker::with_observer(&POLICY, DefmtLog::new("bus/keyed")) }; 4]);
+    let bus = RefCell::new(Guarded::new(SimBus, &table, EmbassyClock).recover_with(GeneralCallReset));
+    let mut devices = Keyed {
+        thermometer: Tmp1x2::new(RefCellDevice::new(&bus), SlaveAddr::Default),
+        eeprom: RefCellDevice::new(&bus),
+    };
+    ok &= shared_bus::run(
+        "RefCellDevice over one Guarded bus, KeyedBreakers<u8, 4>",
+        &mut devices,
+        &table,
+    )
+    .await;
+    ok &= fw::scenario::figure("keyed table", "addresses holding a breaker", 2, table.len() as u32);
+    ok &= fw::scenario::figure("keyed table", "evictions", 0, table.evictions());
+
     if ok {
-        defmt::info!("shared-bus test passed: every figure as expected, in the three forms");
+        defmt::info!("shared-bus test passed: every figure as expected, in the four forms");
     } else {
         defmt::error!("shared-bus test FAILED: see the figures above");
     }
