@@ -128,7 +128,8 @@ impl<T, B, C, K, R, W> Guarded<T, B, C, K, R, W> {
     ///   runs at the drop for a blocking step (every [`Recover`], closures included); an
     ///   async step cannot be awaited inside a drop, so it is *owed*, and the next
     ///   transaction through the same `Guarded` awaits it first, before its gate (even one
-    ///   the breaker then refuses).
+    ///   the breaker then refuses; one to an address a `DeviceBreakers` table does not
+    ///   list fails before, and leaves it owed).
     /// - A step cut short by a dropped future (the step after a trip, or an owed one) is
     ///   owed again, until one runs to its end. The step before a probe, cut short, is not
     ///   repeated: the probe never reached the bus, and its re-opening's step takes its
