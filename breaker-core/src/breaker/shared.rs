@@ -6,7 +6,7 @@ use core::fmt;
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::layout::{Core, Ticket};
 use crate::live::{PolicyStore, Reloadable};
-use crate::machine::{Builder, Events, Transitions};
+use crate::machine::{Events, SharedBuilder, Transitions};
 use crate::padded::Padded;
 #[cfg(not(target_os = "none"))]
 use crate::padded::{skip_slot, SKIP_SLOTS};
@@ -357,10 +357,10 @@ impl<P: PolicyStore> Inner<P> {
     /// Every transition goes through this one copy of the loop (out of line, off the hot
     /// paths: firmware stays small); `f` works on a builder on this loop's stack.
     #[inline(never)]
-    fn update(&self, f: &dyn Fn(&mut Builder)) -> Transitions {
+    fn update(&self, f: &dyn Fn(&mut SharedBuilder)) -> Transitions {
         let mut w = self.word.load(Ordering::Acquire);
         let step = loop {
-            let mut b = Builder::new(Core::unpack(w));
+            let mut b = SharedBuilder::new(Core::unpack(w));
             f(&mut b);
             let next = b.core.pack();
             if next == w {
@@ -508,10 +508,10 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// Runs [`Inner::update`] and tells the observer of each transition. A windowed
     /// breaker's step that enters the closed state clears the window for the new
     /// generation first, before the transition lands (see [`crate::window`]).
-    pub(crate) fn update(&self, f: &dyn Fn(&mut Builder)) {
+    pub(crate) fn update(&self, f: &dyn Fn(&mut SharedBuilder)) {
         let transitions = match window::of_store(&self.observer, &self.inner.policy) {
             None => self.inner.update(f),
-            Some(w) => self.inner.update(&|b: &mut Builder| {
+            Some(w) => self.inner.update(&|b: &mut SharedBuilder| {
                 f(b);
                 if window::enters_closed(&b.transitions) {
                     w.clear(b.core.gen());
