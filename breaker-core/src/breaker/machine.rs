@@ -326,7 +326,7 @@ impl<const ALL: bool> Builder<ALL> {
         // (Every change of phase is one of the high bits, above what a shared breaker
         // counts on bare metal.)
         if ALL || Events::CLOSED_TO_OPEN < 1 << Events::SHARED_COUNTED {
-            self.note(Events::transition(t.from, to));
+            self.events.set(Events::transition(t.from, to));
         }
         self.core.enter(to);
     }
@@ -363,6 +363,13 @@ impl<const ALL: bool> Builder<ALL> {
 /// its own stack and reads the result where it is).
 impl<const ALL: bool> Builder<ALL> {
     /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.
+    ///
+    /// In shadow mode a refusal while open (cooling down) or half-open (the probe out) is
+    /// noted as a skip, as ever, and then the call is let through untracked
+    /// ([`Ticket::UNTRACKED`]: its outcome will change nothing). A forced opening refuses
+    /// in shadow mode too: it is an operator's order, not a threshold's decision. (Decided
+    /// last, on the state the step left, which a refusal does not change: the machine's
+    /// decision is the live one's.)
     pub fn acquire(&mut self, policy: &Policy, now: Instant) -> Result<Ticket, Refused> {
         self.expire_lease(policy, now);
         let c = self.core;
@@ -415,13 +422,23 @@ impl<const ALL: bool> Builder<ALL> {
                     self.note(Events::PROBE_GRANTED);
                 }
             }
-            Err(_) => self.note(Events::SKIPPED),
+            Err(_) => {
+                self.note(Events::SKIPPED);
+                if self.core.shadow_passes() {
+                    return Ok(Ticket::UNTRACKED);
+                }
+            }
         }
         decision
     }
 
-    /// Reports the outcome of a call admitted with `ticket`.
+    /// Reports the outcome of a call admitted with `ticket`. A call a shadowed breaker
+    /// let through where it would have refused it ([`Ticket::UNTRACKED`]) changes
+    /// nothing and counts nothing: a live breaker never saw it.
     pub fn record(&mut self, policy: &Policy, ticket: Ticket, outcome: Outcome, now: Instant) {
+        if ticket.untracked() {
+            return;
+        }
         self.expire_lease(policy, now);
         let c = self.core;
         let fresh = c.issued(ticket);
@@ -625,6 +642,12 @@ impl Core {
         let mut b: Builder = Builder::new(self);
         b.reset(now);
         b.finish(())
+    }
+
+    /// Whether the gate would let a call through at `now`: the state allows it, or shadow
+    /// mode lets it through (anything but a forced opening).
+    pub fn admits(self, policy: &Policy, now: Instant) -> bool {
+        self.shadow_passes() || self.view(policy, now).allows_call()
     }
 
     /// The state as seen at `now`, with a lapsed lease taken into account.

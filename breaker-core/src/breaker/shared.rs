@@ -87,6 +87,49 @@ use crate::{
 ///
 /// Such a breaker is not listed in the [`registry`](crate::registry), which holds
 /// `static` breakers with a `&'static Policy`.
+///
+/// # Shadow mode
+///
+/// A breaker in shadow mode ([`SharedBreaker::set_shadow`], switched on or off at any time)
+/// decides exactly as a live one would and refuses nothing but a forced opening: what a
+/// team runs first on production traffic, to see what a policy would do before it is
+/// allowed to refuse. The rules:
+///
+/// - **The same machine.** Every call a live breaker would admit (closed, or the
+///   half-open probe) is admitted and its outcome reported as live: strikes, trips,
+///   cooldowns, probes and transitions (the observer is told of each) are the ones a live
+///   breaker in its place would make.
+/// - **A would-be refusal is let through, untracked.** A call a live breaker would refuse
+///   while open (cooling down) or half-open (the probe out) is counted as the refusal it
+///   would be (a skip: [`Counters::skips`] counts would-be refusals, as a live breaker's
+///   counts refusals) and then made. Its outcome changes nothing and counts nothing (no
+///   failure, no restarted cooldown, no window sample): the live breaker never saw that
+///   call, so the shadowed one does not either, and both go through the same states.
+/// - **A forced opening still refuses.** [`SharedBreaker::force_open`] is an operator's
+///   order, not a threshold being tuned: shadow mode does not override it (and a forced
+///   refusal stays the cheapest one, settled from the word alone).
+/// - **Switching.** The mode is one bit of the state word, kept across every transition,
+///   by [`SharedBreaker::reset`] and by a snapshot's [`restore`](SharedBreaker::restore);
+///   reading it costs nothing on the closed-state path, and nothing on a live breaker's
+///   refusal. Switched off, the breaker refuses from the next call on, as its state then
+///   says; a call let through before that is still untracked.
+///
+/// ```
+/// use breaker_core::{Clock, Duration, Instant, ManualClock, Phase, Policy, SharedBreaker};
+///
+/// static BREAKER: SharedBreaker = SharedBreaker::new(&Policy::new(2, Duration::from_secs(30)));
+/// let clock = ManualClock::new(Instant::ZERO);
+/// BREAKER.set_shadow(true);
+/// let down = || Err::<u32, _>(std::io::Error::other("down"));
+/// for _ in 0..3 {
+///     assert!(BREAKER.call(&clock, down).is_err()); // made every time: never refused
+/// }
+/// // Tripped by the first two, as a live breaker would be; the third was let through.
+/// assert_eq!(BREAKER.phase(clock.now()), Phase::Open);
+/// assert_eq!((BREAKER.counters().failures, BREAKER.counters().skips), (2, 1));
+/// BREAKER.set_shadow(false);
+/// assert!(BREAKER.call(&clock, || Ok::<_, std::io::Error>(1)).is_err()); // refused now
+/// ```
 pub struct SharedBreaker<O: ?Sized + Observer = (), P = &'static Policy> {
     inner: Inner<P>,
     observer: O,
@@ -641,9 +684,11 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     }
 
     /// The pure oracle: would a call be allowed at `now`? Writes nothing, so polling it
-    /// never eats the probe; it agrees with [`SharedBreaker::try_acquire`] at every instant.
+    /// never eats the probe; it agrees with [`SharedBreaker::try_acquire`] at every instant
+    /// (in [shadow mode](SharedBreaker#shadow-mode), every call is let through but a
+    /// forced opening's).
     pub fn would_allow(&self, now: Instant) -> bool {
-        self.state(now).allows_call()
+        self.load_core().admits(&self.inner.policy(), now)
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
@@ -675,6 +720,10 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         now: Option<Instant>,
         clock: &C,
     ) {
+        if ticket.untracked() {
+            // Let through by shadow mode: a live breaker never saw it, nor does its window.
+            return;
+        }
         let policy = self.inner.policy();
         let policy = &*policy;
         let rule = policy.rule();
@@ -1028,6 +1077,18 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// Closes, with strikes, probe streak and backoff zeroed. Counters are kept.
     pub fn reset(&self, now: Instant) {
         self.update(&|b| b.reset(now))
+    }
+
+    /// Switches shadow mode on or off, at once for every caller, keeping the state and
+    /// the counters: see [shadow mode](SharedBreaker#shadow-mode). Lock-free, like every
+    /// transition (it is none: the observer is not told).
+    pub fn set_shadow(&self, on: bool) {
+        self.update(&|b| b.core.set_shadow(on))
+    }
+
+    /// Whether the breaker runs in [shadow mode](SharedBreaker#shadow-mode).
+    pub fn is_shadow(&self) -> bool {
+        self.load_core().shadow()
     }
 
     /// The state at `now` (a lapsed probe lease shows as open). Pure.
