@@ -645,9 +645,10 @@ impl Core {
     }
 
     /// Whether the gate would let a call through at `now`: the state allows it, or shadow
-    /// mode lets it through (anything but a forced opening).
+    /// mode lets it through (anything but a forced opening). The state first: a live
+    /// breaker that allows the call pays nothing for the mode.
     pub fn admits(self, policy: &Policy, now: Instant) -> bool {
-        self.shadow_passes() || self.view(policy, now).allows_call()
+        self.view(policy, now).allows_call() || self.shadow_passes()
     }
 
     /// The state as seen at `now`, with a lapsed lease taken into account.

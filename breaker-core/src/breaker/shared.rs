@@ -688,7 +688,10 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// (in [shadow mode](SharedBreaker#shadow-mode), every call is let through but a
     /// forced opening's).
     pub fn would_allow(&self, now: Instant) -> bool {
-        self.load_core().admits(&self.inner.policy(), now)
+        // The state first, as a live breaker's oracle reads it; the mode only when the
+        // state says no (a second load: the oracle is not the gate, and a change of mode
+        // in between answers for the later word).
+        self.state(now).allows_call() || self.load_core().shadow_passes()
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
