@@ -6,9 +6,9 @@
 use std::sync::Mutex;
 
 use breaker_core::{
-    registry, Breaker, CallError, CircuitBreaker, Clock, Counters, Duration, Instant, ManualClock, Observer, Outcome,
-    Phase, Policy, Reason, RefusalReason, Refused, SharedBreaker, State, Transition, TransitionCounts, Verdict,
-    WindowSize, Windowed,
+    circuit_breaker, registry, Breaker, CallError, CircuitBreaker, Clock, Counters, Duration, Instant, ManualClock,
+    Observer, Outcome, Phase, Policy, Reason, RefusalReason, Refused, SharedBreaker, State, Transition,
+    TransitionCounts, Verdict, WindowSize, Windowed,
 };
 
 /// Every transition, as told.
@@ -365,4 +365,42 @@ fn the_registry_reports_the_mode() {
     );
     entry.set_shadow(false);
     assert!(!entry.report().shadow && !entry.report().would_allow);
+}
+
+static ATTRIBUTE_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+
+#[derive(Debug, PartialEq)]
+enum Nack {
+    Nack,
+    Refused,
+}
+
+impl breaker_core::Classify for Nack {}
+
+impl From<Refused> for Nack {
+    fn from(_: Refused) -> Self {
+        Nack::Refused
+    }
+}
+
+#[circuit_breaker(trip = 1, cooldown = "30s", clock = ATTRIBUTE_CLOCK, name = "shadow/attribute", shadow)]
+fn send(ok: bool) -> Result<u8, Nack> {
+    if ok {
+        Ok(1)
+    } else {
+        Err(Nack::Nack)
+    }
+}
+
+#[test]
+fn the_attribute_starts_its_breaker_in_shadow_mode() {
+    let entry = registry::get("shadow/attribute").unwrap();
+    assert!(entry.is_shadow());
+    assert_eq!(send(false), Err(Nack::Nack)); // trips
+    assert_eq!(send(true), Ok(1)); // a live breaker would have refused it
+    assert_eq!(send(false), Err(Nack::Nack)); // made, and not counted
+    assert_eq!(entry.state().phase(), Phase::Open);
+    assert_eq!((entry.counters().failures, entry.counters().skips), (1, 2));
+    registry::set_shadow("shadow/attribute", false).unwrap();
+    assert_eq!(send(true), Err(Nack::Refused));
 }

@@ -79,6 +79,12 @@ impl Core {
         anchor: Instant::ZERO,
     };
 
+    /// [`Core::INITIAL`] in shadow mode.
+    pub const INITIAL_SHADOWED: Core = Core {
+        flags: SHADOW,
+        anchor: Instant::ZERO,
+    };
+
     /// A state from its fields (values wider than their bits are cut to them).
     #[allow(clippy::too_many_arguments)]
     pub const fn from_fields(

@@ -232,6 +232,31 @@ impl<O: Observer> SharedBreaker<O> {
     }
 }
 
+impl<O: Observer, P> SharedBreaker<O, P> {
+    /// This breaker, closed and in [shadow mode](SharedBreaker#shadow-mode) from the start:
+    /// for a `static`, which can be switched later with [`SharedBreaker::set_shadow`].
+    /// `#[circuit_breaker(.., shadow)]` builds its breaker this way.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Policy, SharedBreaker};
+    ///
+    /// static NEW_UPSTREAM: SharedBreaker = SharedBreaker::new(&Policy::new(3, Duration::from_secs(30))).shadowed();
+    /// assert!(NEW_UPSTREAM.is_shadow());
+    /// ```
+    #[cfg(not(loom))]
+    pub const fn shadowed(mut self) -> SharedBreaker<O, P> {
+        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack());
+        self
+    }
+
+    /// [`SharedBreaker::shadowed`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn shadowed(mut self) -> SharedBreaker<O, P> {
+        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack());
+        self
+    }
+}
+
 impl<W: WindowStore + window::sealed::Kind, O: Observer> SharedBreaker<Windowed<W, O>> {
     /// A closed breaker with a windowed policy ([`Policy::failure_rate`]): `windowed` holds
     /// the window (`Windowed::calls(observer)` for a count window, `Windowed::time(observer)`
