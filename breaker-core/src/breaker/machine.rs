@@ -368,8 +368,9 @@ impl<const ALL: bool> Builder<ALL> {
     /// noted as a skip, as ever, and then the call is let through untracked
     /// ([`Ticket::UNTRACKED`]: its outcome will change nothing). A forced opening refuses
     /// in shadow mode too: it is an operator's order, not a threshold's decision. (Decided
-    /// last, on the state the step left, which a refusal does not change: the machine's
-    /// decision is the live one's.)
+    /// last, once the live decision is made and its events noted, on the flags of the
+    /// state the step left: no step changes the shadow flag, and a refusal leaves the
+    /// forced flag as it found it.)
     pub fn acquire(&mut self, policy: &Policy, now: Instant) -> Result<Ticket, Refused> {
         self.expire_lease(policy, now);
         let c = self.core;
