@@ -24,6 +24,7 @@ mod kw {
     syn::custom_keyword!(max_cooldown);
     syn::custom_keyword!(name);
     syn::custom_keyword!(log);
+    syn::custom_keyword!(shadow);
     syn::custom_keyword!(history);
     syn::custom_keyword!(classify);
     syn::custom_keyword!(refused);
@@ -38,7 +39,7 @@ mod kw {
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, shadow, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -71,6 +72,8 @@ pub struct Args {
     pub name: Option<LitStr>,
     /// `log`, `log = true` or `log = false`.
     pub log: Option<bool>,
+    /// `shadow`, `shadow = true` or `shadow = false`: the breaker starts in shadow mode.
+    pub shadow: Option<bool>,
     /// `history = N`: the breaker keeps its last `N` transitions.
     pub history: Option<Setting<u32>>,
     pub classify: Option<Path>,
@@ -115,6 +118,7 @@ enum Key {
     MaxCooldown,
     Name,
     Log,
+    Shadow,
     History,
     Classify,
     Refused,
@@ -139,6 +143,7 @@ impl Key {
             Key::MaxCooldown => "max_cooldown",
             Key::Name => "name",
             Key::Log => "log",
+            Key::Shadow => "shadow",
             Key::History => "history",
             Key::Classify => "classify",
             Key::Refused => "refused",
@@ -163,6 +168,7 @@ impl Key {
             Key::MaxCooldown => "max_cooldown = \"30m\"",
             Key::Name => "name = \"radio::send\"",
             Key::Log => "log",
+            Key::Shadow => "shadow",
             Key::History => "history = 16",
             Key::Classify => "classify = my_verdict",
             Key::Refused => "refused = my_refusal",
@@ -223,8 +229,8 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
         return parsed;
     }
     let (key, key_span) = parse_key(input)?;
-    if let Key::Log = key {
-        return parse_log(input, key_span, args, errors);
+    if let Key::Log | Key::Shadow = key {
+        return parse_flag(input, key, key_span, args, errors);
     }
     if !input.peek(Token![=]) {
         return Err(syn::Error::new(
@@ -272,8 +278,8 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
         }
         Key::SlowCall => args.window.slow_call = duration_value(&value, "slow_call", errors).map(set),
         Key::SlowRate => args.window.slow_rate = range(&value, "slow_rate", 1, 100, errors).map(set),
-        // Handled by `parse_log`, which returned above.
-        Key::Log => {}
+        // Handled by `parse_flag`, which returned above.
+        Key::Log | Key::Shadow => {}
         Key::Classify => {
             args.classify = path_value(
                 &value,
@@ -316,8 +322,16 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
 /// What `log` may be written as, for its errors.
 const LOG_FORMS: &str = "`log` is a flag: write `log` (or `log = true`) to log each transition of this breaker, or leave it out (or `log = false`) to keep it silent";
 
-/// `log` as a bare flag (followed by a comma or the end), or `log = true` / `log = false`.
-fn parse_log(input: ParseStream, key_span: Span, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
+/// What `shadow` may be written as, for its errors.
+const SHADOW_FORMS: &str = "`shadow` is a flag: write `shadow` (or `shadow = true`) to start this breaker in shadow mode (it decides and counts, and refuses nothing but a forced opening), or leave it out (or `shadow = false`) for a live breaker";
+
+/// A flag (`log`, `shadow`) as a bare key (followed by a comma or the end), or
+/// `key = true` / `key = false`.
+fn parse_flag(input: ParseStream, key: Key, key_span: Span, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
+    let (name, forms) = match key {
+        Key::Shadow => ("shadow", SHADOW_FORMS),
+        _ => ("log", LOG_FORMS),
+    };
     let value = if input.is_empty() || input.peek(Token![,]) {
         None
     } else if input.peek(Token![=]) {
@@ -326,26 +340,30 @@ fn parse_log(input: ParseStream, key_span: Span, args: &mut Args, errors: &mut E
     } else {
         // `log(true)`, `log: true`, `log true`: point at what follows the key.
         let next: TokenTree = input.parse()?;
-        return Err(syn::Error::new(next.span(), LOG_FORMS));
+        return Err(syn::Error::new(next.span(), forms));
     };
-    if args.seen.contains(&"log") {
+    if args.seen.contains(&name) {
         errors.push(syn::Error::new(
             key_span,
-            "duplicate argument `log`; give each argument once",
+            format!("duplicate argument `{name}`; give each argument once"),
         ));
         return Ok(());
     }
-    args.seen.push("log");
-    args.log = match value {
+    args.seen.push(name);
+    let flag = match value {
         None => Some(true),
         Some(value) => match bare_literal(&value) {
             Some(Lit::Bool(b)) => Some(b.value),
             _ => {
-                errors.push(syn::Error::new_spanned(value, LOG_FORMS));
+                errors.push(syn::Error::new_spanned(value, forms));
                 None
             }
         },
     };
+    match key {
+        Key::Shadow => args.shadow = flag,
+        _ => args.log = flag,
+    }
     Ok(())
 }
 
@@ -370,6 +388,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::max_cooldown => Key::MaxCooldown,
         kw::name => Key::Name,
         kw::log => Key::Log,
+        kw::shadow => Key::Shadow,
         kw::history => Key::History,
         kw::classify => Key::Classify,
         kw::refused => Key::Refused,
@@ -724,7 +743,7 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
+                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, shadow, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
                 "`trip` takes an integer literal from 1 to 255 (consecutive strikes that open the breaker), such as `trip = 1`",
                 "expected `,` between arguments",
                 "expected `,` between arguments",

@@ -151,6 +151,13 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn, runtime: &str) -> 
         ),
     };
 
+    // `shadow`: the same breaker, in shadow mode from the start.
+    let breaker_init = if config.shadow {
+        quote!(#breaker_init.shadowed())
+    } else {
+        breaker_init
+    };
+
     let statics = quote! {
         let #breaker: &'static #breaker_ty = {
             static __BREAKER_CORE_POLICY: #private::Policy = #policy;

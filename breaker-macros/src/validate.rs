@@ -25,6 +25,8 @@ pub struct Config {
     pub name: Option<LitStr>,
     /// Log each transition through the runtime crate's `__private::Log`.
     pub log: bool,
+    /// Start the breaker in shadow mode (`SharedBreaker::shadowed`).
+    pub shadow: bool,
     /// Keep the last `N` transitions (`History<N, _>`), for the registry's report.
     pub history: Option<u32>,
     pub classify: Option<Path>,
@@ -95,6 +97,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         max_cooldown: args.max_cooldown.map_or(cooldown, |s| s.value),
         name: args.name,
         log: args.log.unwrap_or(false),
+        shadow: args.shadow.unwrap_or(false),
         history: args.history.map(|s| s.value),
         classify: args.classify,
         refused: args.refused,

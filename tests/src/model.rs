@@ -25,7 +25,7 @@
 //!   (`state`, `would_allow`, `is_stale`, `snapshot`) see it without counting it, and
 //!   `force_open` and `reset` override it without noticing it;
 //! - a permit is stale when any transition (or a restore) happened since it was granted:
-//!   generations here never wrap (the real breakers' wrap after 4096 transitions, far
+//!   generations here never wrap (the real breakers' wrap after 2048 transitions, far
 //!   beyond any history the tests drive);
 //! - snapshots: what [`Snapshot`] documents (the wait left is stored and resumed from the
 //!   restoring instant; a probe's lease left is capped by the policy's lease; values the

@@ -274,6 +274,8 @@ fn never_called_breakers_are_published_and_shared_names_are_not() {
         Some(0.0)
     );
     assert_eq!(keep.of("metrics-test/twin"), Vec::<String>::new());
+    // Live: the shadow gauge at 0.
+    assert_eq!(keep.get("breaker_shadow{breaker=\"metrics-test/idle\"}"), Some(0.0));
     // Not windowed: no window series.
     assert!(keep
         .of("metrics-test/idle")
@@ -369,6 +371,17 @@ fn breakers_built_at_run_time_are_published_by_name_and_go_when_no_longer_publis
         keep.get("breaker_calls_total{breaker=\"runtime/radio\",outcome=\"rejected\"}"),
         Some(1.0)
     );
+    // In shadow mode, said by its gauge: the would-be refusal is counted as rejected.
+    radio.set_shadow(true);
+    let _ = radio.call(&clock, || Ok::<_, std::io::Error>(()));
+    scrape(Some(&search), &radio);
+    assert_eq!(keep.get("breaker_shadow{breaker=\"runtime/radio\"}"), Some(1.0));
+    assert_eq!(keep.get("breaker_shadow{breaker=\"runtime/search\"}"), Some(0.0));
+    assert_eq!(
+        keep.get("breaker_calls_total{breaker=\"runtime/radio\",outcome=\"rejected\"}"),
+        Some(2.0)
+    );
+    radio.set_shadow(false);
     // No window series for them, and the registry's breakers are still there.
     assert!(keep.of("runtime/search").iter().all(|s| !s.contains("window")));
     assert_eq!(state_set(&keep, "metrics-test/idle"), [1.0, 0.0, 0.0]);

@@ -83,6 +83,7 @@ fn a_registry_table_serializes_as_its_reports() {
                 }
             },
             "would_allow": false,
+            "shadow": false,
             "policy": {
                 "trip": 3, "cooldown_ms": 30000, "probe_lease_ms": 5000, "probes_to_close": 1,
                 "backoff_multiplier": 2, "max_cooldown_ms": 300000, "patient_probation": false

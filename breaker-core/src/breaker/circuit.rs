@@ -105,6 +105,16 @@ pub trait CircuitBreaker {
     /// Its counters (what a kind does not keep reads zero: see [`Counters`]).
     fn counters(&self) -> Counters;
 
+    /// Whether it runs in shadow mode: deciding as a live breaker, refusing nothing but a
+    /// forced opening (see [`SharedBreaker`'s rules](SharedBreaker#shadow-mode)). A
+    /// composite needs to do nothing about it: the gate lets the would-be refusals
+    /// through, and their reports are ignored. `false` for a kind without one (the
+    /// default).
+    #[inline]
+    fn is_shadow(&self) -> bool {
+        false
+    }
+
     /// Whether the breaker's own function already passes every call through this gate (a
     /// `#[circuit_breaker]` function's registry entry): a composite calling that function
     /// must then not enter the gate a second time, or each outcome would count twice and
@@ -320,6 +330,10 @@ impl<B: CircuitBreaker + ?Sized> CircuitBreaker for &mut B {
         (**self).counters()
     }
     #[inline]
+    fn is_shadow(&self) -> bool {
+        (**self).is_shadow()
+    }
+    #[inline]
     fn gates_itself(&self) -> bool {
         (**self).gates_itself()
     }
@@ -365,6 +379,10 @@ impl<O: Observer> CircuitBreaker for Breaker<O> {
     fn counters(&self) -> Counters {
         Breaker::counters(self)
     }
+    #[inline]
+    fn is_shadow(&self) -> bool {
+        Breaker::is_shadow(self)
+    }
 }
 
 /// The [`CircuitBreaker`] methods of a shared kind, through `&self`: what every handle to
@@ -405,6 +423,10 @@ macro_rules! shared_circuit_breaker {
             #[inline]
             fn counters(&self) -> Counters {
                 SharedBreaker::counters(self)
+            }
+            #[inline]
+            fn is_shadow(&self) -> bool {
+                SharedBreaker::is_shadow(self)
             }
             #[inline(always)]
             fn call_classified<T, E, C: Clock>(

@@ -7,7 +7,7 @@ use core::fmt;
 use crate::{Instant, Phase};
 
 /// Generation numbers are this many bits wide (they wrap; see [`Core::gen`]).
-const GEN_BITS: u32 = 12;
+const GEN_BITS: u32 = 11;
 const GEN_MASK: u16 = (1 << GEN_BITS) - 1;
 
 /// The whole state of one breaker, in the layout of the 64-bit word a
@@ -16,11 +16,12 @@ const GEN_MASK: u16 = (1 << GEN_BITS) - 1;
 ///
 /// ```text
 /// flags: bits 0..2 phase   2 probe out   3 forced   4..12 strikes
-///             12..16 streak   16..20 backoff step   20..32 generation
+///             12..16 streak   16..20 backoff step   20 shadow   21..32 generation
 /// ```
 ///
 /// Closed with no strikes has bits 0..12 all zero: the shared breaker's hot path tests
-/// only that.
+/// only that. The shadow bit is a mode, not a state: it is kept across every transition
+/// and read only where a call would be refused (see `Builder::acquire`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Core {
     flags: u32,
@@ -35,7 +36,8 @@ const FORCED: u32 = 1 << 3;
 const STRIKES_AT: u32 = 4;
 const STREAK_AT: u32 = 12;
 const STEP_AT: u32 = 16;
-const GEN_AT: u32 = 20;
+const SHADOW: u32 = 1 << 20;
+const GEN_AT: u32 = 21;
 const NIBBLE: u32 = 0xF;
 
 /// The flags' phase bits for `phase`.
@@ -54,9 +56,32 @@ pub(crate) struct Ticket {
     pub probe: bool,
 }
 
+impl Ticket {
+    /// The ticket of a call a shadowed breaker let through where it would have refused
+    /// it: its outcome is not reported to the machine (the breaker, as a live one, never
+    /// saw the call). Its generation is none a breaker ever has (they are 11 bits wide).
+    pub const UNTRACKED: Ticket = Ticket {
+        gen: u16::MAX,
+        probe: false,
+    };
+
+    /// Whether this is [`Ticket::UNTRACKED`]: its generation is out of range (one
+    /// comparison with a power of two, which Thumb-2 takes as an immediate).
+    #[inline(always)]
+    pub const fn untracked(self) -> bool {
+        self.gen > GEN_MASK
+    }
+}
+
 impl Core {
     pub const INITIAL: Core = Core {
         flags: 0,
+        anchor: Instant::ZERO,
+    };
+
+    /// [`Core::INITIAL`] in shadow mode.
+    pub const INITIAL_SHADOWED: Core = Core {
+        flags: SHADOW,
         anchor: Instant::ZERO,
     };
 
@@ -125,10 +150,27 @@ impl Core {
     }
 
     /// Bumped on every phase change; a permit from an older generation is stale. It wraps
-    /// after 4096 transitions, so a permit held across exactly a multiple of that many
+    /// after 2048 transitions, so a permit held across exactly a multiple of that many
     /// transitions would pass for fresh.
     pub const fn gen(self) -> u16 {
         (self.flags >> GEN_AT) as u16
+    }
+
+    /// Shadow mode, in any phase: a call this state would refuse (but for a forced
+    /// opening) is let through, untracked (see `Builder::acquire`).
+    pub const fn shadow(self) -> bool {
+        self.flags & SHADOW != 0
+    }
+
+    /// Whether a refusal in this state is let through by shadow mode: shadowed, and not
+    /// forced open (one test of two flags).
+    #[inline(always)]
+    pub const fn shadow_passes(self) -> bool {
+        self.flags & (SHADOW | FORCED) == SHADOW
+    }
+
+    pub(crate) fn set_shadow(&mut self, on: bool) {
+        self.flags = self.flags & !SHADOW | if on { SHADOW } else { 0 };
     }
 
     pub(crate) fn set_probe_out(&mut self, out: bool) {
@@ -153,10 +195,10 @@ impl Core {
     }
 
     /// Enters phase `to` in the next generation, with the probe slot free, not forced, and
-    /// no strikes or streak; the backoff step is kept.
+    /// no strikes or streak; the backoff step and the shadow mode are kept.
     pub(crate) fn enter(&mut self, to: Phase) {
         let gen = (self.gen().wrapping_add(1) & GEN_MASK) as u32;
-        self.flags = self.flags & (NIBBLE << STEP_AT) | phase_bits(to) | gen << GEN_AT;
+        self.flags = self.flags & (NIBBLE << STEP_AT | SHADOW) | phase_bits(to) | gen << GEN_AT;
     }
 
     // ---- the packed word -------------------------------------------------------------
@@ -199,10 +241,16 @@ impl Core {
         }
     }
 
-    /// Bits of a packed word that say "open, not forced, backoff step 0" when they equal
-    /// [`Core::COOLING_BITS`]: phase, probe slot, forced, and the backoff step.
-    pub const COOLING_MASK: u64 = (PHASE_BITS | PROBE_OUT | FORCED | NIBBLE << STEP_AT) as u64;
-    /// [`Core::COOLING_MASK`]'s bits when open, not forced, at backoff step 0.
+    /// Bits of a packed word that say "open, not forced, backoff step 0, not shadowed"
+    /// when they equal [`Core::COOLING_BITS`]: phase, probe slot, forced, the backoff step
+    /// and the shadow bit, so that a shadowed breaker's refusal takes the general path and
+    /// a live one's test costs nothing more. Also the lowest strike bit, always clear when
+    /// open: with it the mask is `0x001F_001F`, one Thumb-2 immediate (as `0x000F_000F`
+    /// was), where `0x001F_000F` would take a second instruction or a literal.
+    pub const COOLING_MASK: u64 =
+        (PHASE_BITS | PROBE_OUT | FORCED | 1 << STRIKES_AT | NIBBLE << STEP_AT | SHADOW) as u64;
+    /// [`Core::COOLING_MASK`]'s bits when open, not forced, at backoff step 0, not
+    /// shadowed.
     pub const COOLING_BITS: u64 = 1;
 
     /// The bit of a packed word that says "forced open" (only ever set in open).

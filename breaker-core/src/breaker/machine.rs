@@ -271,14 +271,24 @@ impl<D> Step<D> {
 }
 
 /// One step in the making: the state as it changes, what happened, the transitions.
-pub(crate) struct Builder {
+///
+/// `ALL`: whether every event is noted, or only the ones a shared breaker counts on this
+/// target ([`SharedBuilder`]): on bare metal a shared breaker counts five, and not noting
+/// the others (the probes' outcomes, the changes of phase, admitted calls, successes,
+/// neutral outcomes) keeps their code out of its firmware. The single-owner breaker, which
+/// counts everything everywhere, uses `Builder<true>`.
+pub(crate) struct Builder<const ALL: bool = true> {
     pub core: Core,
     pub events: Events,
     pub transitions: Transitions,
 }
 
-impl Builder {
-    pub fn new(core: Core) -> Builder {
+/// The builder of a shared breaker's steps: it notes only the events a shared breaker
+/// counts on this target (all of them on hosted targets, where this is `Builder<true>`).
+pub(crate) type SharedBuilder = Builder<{ !cfg!(target_os = "none") }>;
+
+impl<const ALL: bool> Builder<ALL> {
+    pub fn new(core: Core) -> Builder<ALL> {
         Builder {
             core,
             events: Events::default(),
@@ -295,6 +305,14 @@ impl Builder {
         }
     }
 
+    /// Notes `event` if this builder's breaker counts it.
+    #[inline(always)]
+    fn note(&mut self, event: u16) {
+        if ALL || event < 1 << Events::SHARED_COUNTED {
+            self.events.set(event);
+        }
+    }
+
     fn go(&mut self, to: Phase, why: Reason, at: Instant, cooldown: Duration) {
         let t = Transition {
             from: self.core.phase(),
@@ -305,7 +323,11 @@ impl Builder {
         };
         // In order, the latest last (a step makes at most two).
         self.transitions = [self.transitions[1], Some(t)];
-        self.events.set(Events::transition(t.from, to));
+        // (Every change of phase is one of the high bits, above what a shared breaker
+        // counts on bare metal.)
+        if ALL || Events::CLOSED_TO_OPEN < 1 << Events::SHARED_COUNTED {
+            self.events.set(Events::transition(t.from, to));
+        }
         self.core.enter(to);
     }
 
@@ -315,7 +337,7 @@ impl Builder {
         let cooldown = policy.cooldown_at(self.core.step());
         self.go(Phase::Open, why, at, cooldown.max(hold));
         self.core.anchor = at.wrapping_add(hold.saturating_sub(cooldown));
-        self.events.set(Events::TRIP);
+        self.note(Events::TRIP);
     }
 
     fn advance_backoff(&mut self) {
@@ -330,7 +352,7 @@ impl Builder {
         let c = self.core;
         if c.probe_out() && now.since(c.anchor) >= policy.probe_lease() {
             self.advance_backoff();
-            self.events.set(Events::LEASE_EXPIRED);
+            self.note(Events::LEASE_EXPIRED);
             let lease_end = c.anchor.wrapping_add(policy.probe_lease());
             self.open(policy, Reason::LeaseExpired, lease_end, Duration::ZERO);
         }
@@ -339,8 +361,16 @@ impl Builder {
 
 /// The transition table, applied in place (the shared breaker's update loop builds on
 /// its own stack and reads the result where it is).
-impl Builder {
+impl<const ALL: bool> Builder<ALL> {
     /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.
+    ///
+    /// In shadow mode a refusal while open (cooling down) or half-open (the probe out) is
+    /// noted as a skip, as ever, and then the call is let through untracked
+    /// ([`Ticket::UNTRACKED`]: its outcome will change nothing). A forced opening refuses
+    /// in shadow mode too: it is an operator's order, not a threshold's decision. (Decided
+    /// last, once the live decision is made and its events noted, on the flags of the
+    /// state the step left: no step changes the shadow flag, and a refusal leaves the
+    /// forced flag as it found it.)
     pub fn acquire(&mut self, policy: &Policy, now: Instant) -> Result<Ticket, Refused> {
         self.expire_lease(policy, now);
         let c = self.core;
@@ -388,28 +418,38 @@ impl Builder {
         };
         match decision {
             Ok(t) => {
-                self.events.set(Events::ADMITTED);
+                self.note(Events::ADMITTED);
                 if t.probe {
-                    self.events.set(Events::PROBE_GRANTED);
+                    self.note(Events::PROBE_GRANTED);
                 }
             }
-            Err(_) => self.events.set(Events::SKIPPED),
+            Err(_) => {
+                self.note(Events::SKIPPED);
+                if self.core.shadow_passes() {
+                    return Ok(Ticket::UNTRACKED);
+                }
+            }
         }
         decision
     }
 
-    /// Reports the outcome of a call admitted with `ticket`.
+    /// Reports the outcome of a call admitted with `ticket`. A call a shadowed breaker
+    /// let through where it would have refused it ([`Ticket::UNTRACKED`]) changes
+    /// nothing and counts nothing: a live breaker never saw it.
     pub fn record(&mut self, policy: &Policy, ticket: Ticket, outcome: Outcome, now: Instant) {
+        if ticket.untracked() {
+            return;
+        }
         self.expire_lease(policy, now);
         let c = self.core;
         let fresh = c.issued(ticket);
         match outcome {
             Outcome::Success => {
-                self.events.set(Events::SUCCESS);
+                self.note(Events::SUCCESS);
                 if fresh && c.is(Phase::Closed) {
                     self.core.set_strikes(0);
                 } else if fresh {
-                    self.events.set(Events::PROBE_SUCCEEDED);
+                    self.note(Events::PROBE_SUCCEEDED);
                     let streak = c.streak().saturating_add(1);
                     if u32::from(streak) >= policy.probes_to_close() {
                         self.core.set_step(0);
@@ -421,14 +461,14 @@ impl Builder {
                 }
             }
             Outcome::Error(Verdict::Neutral) => {
-                self.events.set(Events::NEUTRAL);
+                self.note(Events::NEUTRAL);
                 if fresh && c.is(Phase::HalfOpen) {
-                    self.events.set(Events::PROBE_NEUTRAL);
+                    self.note(Events::PROBE_NEUTRAL);
                     self.core.set_probe_out(false);
                 }
             }
             Outcome::Error(verdict) => {
-                self.events.set(Events::FAILURE);
+                self.note(Events::FAILURE);
                 let hold = hold_of(verdict);
                 if c.is(Phase::Open) {
                     // Fresh bad news restarts the wait; it never shortens a longer hold.
@@ -448,12 +488,12 @@ impl Builder {
                     }
                 } else if fresh && verdict == Verdict::Strike && policy.patient_probation() {
                     // Half-open, patient: a blip costs the streak, not the cooldown paid.
-                    self.events.set(Events::PROBE_FAILED);
+                    self.note(Events::PROBE_FAILED);
                     self.core.set_streak(0);
                     self.core.set_probe_out(false);
                 } else if fresh {
                     // Half-open: the probe failed.
-                    self.events.set(Events::PROBE_FAILED);
+                    self.note(Events::PROBE_FAILED);
                     self.advance_backoff();
                     self.open(policy, Reason::ProbeFailed, now, hold);
                 }
@@ -539,14 +579,14 @@ fn hold_of(verdict: Verdict) -> Duration {
 impl Core {
     /// The mutating gate: may a call go ahead now? Grants the probe slot if it is free.
     pub fn acquire(self, policy: &Policy, now: Instant) -> Step<Result<Ticket, Refused>> {
-        let mut b = Builder::new(self);
+        let mut b: Builder = Builder::new(self);
         let decision = b.acquire(policy, now);
         b.finish(decision)
     }
 
     /// Reports the outcome of a call admitted with `ticket`.
     pub fn record(self, policy: &Policy, ticket: Ticket, outcome: Outcome, now: Instant) -> Step<()> {
-        let mut b = Builder::new(self);
+        let mut b: Builder = Builder::new(self);
         b.record(policy, ticket, outcome, now);
         b.finish(())
     }
@@ -569,7 +609,9 @@ impl Core {
 
     /// The state with a lapsed probe lease taken into account: what the next call sees first.
     pub fn settled(self, policy: &Policy, now: Instant) -> Core {
-        let mut b = Builder::new(self);
+        // (Its events are dropped: the shared breaker's builder, which notes fewer on bare
+        // metal, is as good, and is the copy a firmware already has.)
+        let mut b = SharedBuilder::new(self);
         b.expire_lease(policy, now);
         b.core
     }
@@ -577,30 +619,37 @@ impl Core {
     /// Opens as a trip would, with no call involved, for at least `hold` (see
     /// [`Builder::trip`]).
     pub fn trip(self, policy: &Policy, why: Reason, now: Instant, hold: Duration) -> Step<()> {
-        let mut b = Builder::new(self);
+        let mut b: Builder = Builder::new(self);
         b.trip(policy, why, now, hold);
         b.finish(())
     }
 
     /// A windowed policy's rule (see [`Builder::judge`]).
     pub fn judge(self, policy: &Policy, gen: u16, tally: &Tally, now: Instant) -> Step<()> {
-        let mut b = Builder::new(self);
+        let mut b: Builder = Builder::new(self);
         b.judge(policy, gen, tally, now);
         b.finish(())
     }
 
     /// Opens until [`Core::reset`].
     pub fn force_open(self, now: Instant) -> Step<()> {
-        let mut b = Builder::new(self);
+        let mut b: Builder = Builder::new(self);
         b.force_open(now);
         b.finish(())
     }
 
     /// Closes, with every strike, streak and backoff step zeroed.
     pub fn reset(self, now: Instant) -> Step<()> {
-        let mut b = Builder::new(self);
+        let mut b: Builder = Builder::new(self);
         b.reset(now);
         b.finish(())
+    }
+
+    /// Whether the gate would let a call through at `now`: the state allows it, or shadow
+    /// mode lets it through (anything but a forced opening). The state first: a live
+    /// breaker that allows the call pays nothing for the mode.
+    pub fn admits(self, policy: &Policy, now: Instant) -> bool {
+        self.view(policy, now).allows_call() || self.shadow_passes()
     }
 
     /// The state as seen at `now`, with a lapsed lease taken into account.

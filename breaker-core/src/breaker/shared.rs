@@ -6,7 +6,7 @@ use core::fmt;
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::layout::{Core, Ticket};
 use crate::live::{PolicyStore, Reloadable};
-use crate::machine::{Builder, Events, Transitions};
+use crate::machine::{Events, SharedBuilder, Transitions};
 use crate::padded::Padded;
 #[cfg(not(target_os = "none"))]
 use crate::padded::{skip_slot, SKIP_SLOTS};
@@ -87,6 +87,49 @@ use crate::{
 ///
 /// Such a breaker is not listed in the [`registry`](crate::registry), which holds
 /// `static` breakers with a `&'static Policy`.
+///
+/// # Shadow mode
+///
+/// A breaker in shadow mode ([`SharedBreaker::set_shadow`], switched on or off at any time)
+/// decides exactly as a live one would and refuses nothing but a forced opening: what a
+/// team runs first on production traffic, to see what a policy would do before it is
+/// allowed to refuse. The rules:
+///
+/// - **The same machine.** Every call a live breaker would admit (closed, or the
+///   half-open probe) is admitted and its outcome reported as live: strikes, trips,
+///   cooldowns, probes and transitions (the observer is told of each) are the ones a live
+///   breaker in its place would make.
+/// - **A would-be refusal is let through, untracked.** A call a live breaker would refuse
+///   while open (cooling down) or half-open (the probe out) is counted as the refusal it
+///   would be (a skip: [`Counters::skips`] counts would-be refusals, as a live breaker's
+///   counts refusals) and then made. Its outcome changes nothing and counts nothing (no
+///   failure, no restarted cooldown, no window sample): the live breaker never saw that
+///   call, so the shadowed one does not either, and both go through the same states.
+/// - **A forced opening still refuses.** [`SharedBreaker::force_open`] is an operator's
+///   order, not a threshold being tuned: shadow mode does not override it (and a forced
+///   refusal stays the cheapest one, settled from the word alone).
+/// - **Switching.** The mode is one bit of the state word, kept across every transition,
+///   by [`SharedBreaker::reset`] and by a snapshot's [`restore`](SharedBreaker::restore);
+///   reading it costs nothing on the closed-state path, and nothing on a live breaker's
+///   refusal. Switched off, the breaker refuses from the next call on, as its state then
+///   says; a call let through before that is still untracked.
+///
+/// ```
+/// use breaker_core::{Clock, Duration, Instant, ManualClock, Phase, Policy, SharedBreaker};
+///
+/// static BREAKER: SharedBreaker = SharedBreaker::new(&Policy::new(2, Duration::from_secs(30)));
+/// let clock = ManualClock::new(Instant::ZERO);
+/// BREAKER.set_shadow(true);
+/// let down = || Err::<u32, _>(std::io::Error::other("down"));
+/// for _ in 0..3 {
+///     assert!(BREAKER.call(&clock, down).is_err()); // made every time: never refused
+/// }
+/// // Tripped by the first two, as a live breaker would be; the third was let through.
+/// assert_eq!(BREAKER.phase(clock.now()), Phase::Open);
+/// assert_eq!((BREAKER.counters().failures, BREAKER.counters().skips), (2, 1));
+/// BREAKER.set_shadow(false);
+/// assert!(BREAKER.call(&clock, || Ok::<_, std::io::Error>(1)).is_err()); // refused now
+/// ```
 pub struct SharedBreaker<O: ?Sized + Observer = (), P = &'static Policy> {
     inner: Inner<P>,
     observer: O,
@@ -186,6 +229,31 @@ impl<O: Observer> SharedBreaker<O> {
     pub fn with_observer(policy: &'static Policy, observer: O) -> SharedBreaker<O> {
         window::check_no_window(policy.rule());
         shared_breaker_init!(policy, observer)
+    }
+}
+
+impl<O: Observer, P> SharedBreaker<O, P> {
+    /// This breaker, closed and in [shadow mode](SharedBreaker#shadow-mode) from the start:
+    /// for a `static`, which can be switched later with [`SharedBreaker::set_shadow`].
+    /// `#[circuit_breaker(.., shadow)]` builds its breaker this way.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Policy, SharedBreaker};
+    ///
+    /// static NEW_UPSTREAM: SharedBreaker = SharedBreaker::new(&Policy::new(3, Duration::from_secs(30))).shadowed();
+    /// assert!(NEW_UPSTREAM.is_shadow());
+    /// ```
+    #[cfg(not(loom))]
+    pub const fn shadowed(mut self) -> SharedBreaker<O, P> {
+        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack());
+        self
+    }
+
+    /// [`SharedBreaker::shadowed`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn shadowed(mut self) -> SharedBreaker<O, P> {
+        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack());
+        self
     }
 }
 
@@ -357,10 +425,10 @@ impl<P: PolicyStore> Inner<P> {
     /// Every transition goes through this one copy of the loop (out of line, off the hot
     /// paths: firmware stays small); `f` works on a builder on this loop's stack.
     #[inline(never)]
-    fn update(&self, f: &dyn Fn(&mut Builder)) -> Transitions {
+    fn update(&self, f: &dyn Fn(&mut SharedBuilder)) -> Transitions {
         let mut w = self.word.load(Ordering::Acquire);
         let step = loop {
-            let mut b = Builder::new(Core::unpack(w));
+            let mut b = SharedBuilder::new(Core::unpack(w));
             f(&mut b);
             let next = b.core.pack();
             if next == w {
@@ -508,10 +576,10 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// Runs [`Inner::update`] and tells the observer of each transition. A windowed
     /// breaker's step that enters the closed state clears the window for the new
     /// generation first, before the transition lands (see [`crate::window`]).
-    pub(crate) fn update(&self, f: &dyn Fn(&mut Builder)) {
+    pub(crate) fn update(&self, f: &dyn Fn(&mut SharedBuilder)) {
         let transitions = match window::of_store(&self.observer, &self.inner.policy) {
             None => self.inner.update(f),
-            Some(w) => self.inner.update(&|b: &mut Builder| {
+            Some(w) => self.inner.update(&|b: &mut SharedBuilder| {
                 f(b);
                 if window::enters_closed(&b.transitions) {
                     w.clear(b.core.gen());
@@ -641,9 +709,14 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     }
 
     /// The pure oracle: would a call be allowed at `now`? Writes nothing, so polling it
-    /// never eats the probe; it agrees with [`SharedBreaker::try_acquire`] at every instant.
+    /// never eats the probe; it agrees with [`SharedBreaker::try_acquire`] at every instant
+    /// (in [shadow mode](SharedBreaker#shadow-mode), every call is let through but a
+    /// forced opening's).
     pub fn would_allow(&self, now: Instant) -> bool {
-        self.state(now).allows_call()
+        // The state first, as a live breaker's oracle reads it; the mode only when the
+        // state says no (a second load: the oracle is not the gate, and a change of mode
+        // in between answers for the later word).
+        self.state(now).allows_call() || self.load_core().shadow_passes()
     }
 
     fn record_ticket(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
@@ -675,6 +748,10 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         now: Option<Instant>,
         clock: &C,
     ) {
+        if ticket.untracked() {
+            // Let through by shadow mode: a live breaker never saw it, nor does its window.
+            return;
+        }
         let policy = self.inner.policy();
         let policy = &*policy;
         let rule = policy.rule();
@@ -1028,6 +1105,18 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// Closes, with strikes, probe streak and backoff zeroed. Counters are kept.
     pub fn reset(&self, now: Instant) {
         self.update(&|b| b.reset(now))
+    }
+
+    /// Switches shadow mode on or off, at once for every caller, keeping the state and
+    /// the counters: see [shadow mode](SharedBreaker#shadow-mode). Lock-free, like every
+    /// transition (it is none: the observer is not told).
+    pub fn set_shadow(&self, on: bool) {
+        self.update(&|b| b.core.set_shadow(on))
+    }
+
+    /// Whether the breaker runs in [shadow mode](SharedBreaker#shadow-mode).
+    pub fn is_shadow(&self) -> bool {
+        self.load_core().shadow()
     }
 
     /// The state at `now` (a lapsed probe lease shows as open). Pure.

@@ -394,8 +394,11 @@ impl<O: Observer> Breaker<O> {
     /// The pure oracle: would a call be allowed at `now`? Changes nothing, so a dashboard
     /// polling it never eats the probe. It agrees with [`Breaker::try_acquire`] at every
     /// instant.
+    ///
+    /// In shadow mode ([`Breaker::set_shadow`]) every call is let through but a forced
+    /// opening's.
     pub fn would_allow(&self, now: Instant) -> bool {
-        self.state(now).allows_call()
+        self.core.admits(&self.policy, now)
     }
 
     /// Reports the outcome of the call made under `permit`.
@@ -418,7 +421,7 @@ impl<O: Observer> Breaker<O> {
         // A windowed policy: a closed call's outcome is a sample, and the window is judged.
         let rule = self.policy.rule();
         let pushed = match (window::of(&self.observer, rule), window::sample(rule, outcome, elapsed)) {
-            (Some(w), Some(sample)) if !ticket.probe => w.push(rule, ticket.gen, sample, now),
+            (Some(w), Some(sample)) if !ticket.probe && !ticket.untracked() => w.push(rule, ticket.gen, sample, now),
             _ => Pushed::Unchanged,
         };
         if let Pushed::Changed(tally) = pushed {
@@ -557,6 +560,34 @@ impl<O: Observer> Breaker<O> {
     pub fn reset(&mut self, now: Instant) {
         let step = self.core.reset(now);
         self.apply(step)
+    }
+
+    /// Switches shadow mode on or off, keeping the state and the counters: the breaker
+    /// decides as a live one and refuses nothing but a forced opening. A call it would
+    /// refuse is counted as a skip and let through untracked (its outcome changes nothing,
+    /// counts nothing). The rules are [`SharedBreaker`'s](crate::SharedBreaker#shadow-mode).
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Instant, Outcome, Phase, Policy};
+    ///
+    /// let mut b = Breaker::new(Policy::new(1, Duration::from_secs(30)));
+    /// b.set_shadow(true);
+    /// let t0 = Instant::ZERO;
+    /// let permit = b.try_acquire(t0).unwrap();
+    /// b.record(permit, Outcome::STRIKE, t0); // trips, as a live breaker would
+    /// let passed = b.try_acquire(t0).unwrap(); // a live one would refuse this call
+    /// b.record(passed, Outcome::STRIKE, t0); // untracked: no failure, no new cooldown
+    /// assert_eq!((b.phase(t0), b.counters().failures, b.counters().skips), (Phase::Open, 1, 1));
+    /// b.set_shadow(false);
+    /// assert!(b.try_acquire(t0).is_err());
+    /// ```
+    pub fn set_shadow(&mut self, on: bool) {
+        self.core.set_shadow(on);
+    }
+
+    /// Whether the breaker runs in shadow mode ([`Breaker::set_shadow`]).
+    pub fn is_shadow(&self) -> bool {
+        self.core.shadow()
     }
 
     /// The state at `now` (a lapsed probe lease shows as open). Pure.

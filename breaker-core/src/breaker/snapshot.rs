@@ -386,8 +386,11 @@ impl Snapshot {
 
     /// The state this snapshot describes, as of `now`, for a breaker following `policy`.
     /// Values the policy cannot hold (more strikes than its trip count) are clamped below
-    /// the threshold; generation `gen` makes every permit granted before it stale.
-    pub(crate) fn resume(&self, policy: &Policy, gen: u16, now: Instant) -> Core {
+    /// the threshold; the next generation after `current`'s makes every permit granted
+    /// before it stale. `current`'s shadow mode is kept: a mode, not a state the snapshot
+    /// holds.
+    pub(crate) fn resume(&self, policy: &Policy, current: Core, now: Instant) -> Core {
+        let gen = current.gen();
         let below = |v: u8, limit: u32| u32::from(v).min(limit.saturating_sub(1)) as u8;
         let step = self.step.min(MAX_BACKOFF_STEP);
         let anchor = match self.phase {
@@ -397,7 +400,7 @@ impl Snapshot {
                 .wrapping_sub(policy.probe_lease()),
             _ => now,
         };
-        Core::from_fields(
+        let mut core = Core::from_fields(
             self.phase,
             self.probing && self.phase == Phase::HalfOpen,
             self.forced && self.phase == Phase::Open,
@@ -414,7 +417,9 @@ impl Snapshot {
             step,
             gen.wrapping_add(1),
             anchor,
-        )
+        );
+        core.set_shadow(current.shadow());
+        core
     }
 }
 
@@ -431,7 +436,7 @@ impl<O: Observer> Breaker<O> {
     /// (none if the snapshot's window is of another kind than the policy's). Permits granted
     /// before become stale.
     pub fn restore(&mut self, snapshot: &Snapshot, now: Instant) {
-        self.core = snapshot.resume(&self.policy, self.core.gen(), now);
+        self.core = snapshot.resume(&self.policy, self.core, now);
         self.set_counters(snapshot.counters);
         window::load(self.observer(), &self.policy, self.core, &snapshot.window, now);
     }
@@ -452,7 +457,7 @@ impl<O: ?Sized + Observer, P: crate::PolicyStore> SharedBreaker<O, P> {
     /// start-up, before the breaker is in use; permits granted before become stale.
     pub fn restore(&self, snapshot: &Snapshot, now: Instant) {
         let policy = self.policy();
-        let core = snapshot.resume(&policy, self.load_core().gen(), now);
+        let core = snapshot.resume(&policy, self.load_core(), now);
         // The window first: a call let through by the new state finds it in place.
         window::load(self.observer(), &policy, core, &snapshot.window, now);
         self.store_core(core, &snapshot.counters);

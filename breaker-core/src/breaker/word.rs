@@ -41,7 +41,7 @@ use core::cell::Cell;
 
 use crate::atomic::Ordering;
 use crate::layout::{Core, Ticket};
-use crate::machine::{Builder, Events, Transitions};
+use crate::machine::{Events, SharedBuilder, Transitions};
 use crate::policy::MAX_BACKOFF_STEP;
 use crate::{Instant, Observer, Outcome, Phase, Policy, Reason, Refused, SharedBreaker, Transition};
 
@@ -65,7 +65,7 @@ pub enum WordOp {
 impl WordOp {
     /// Applies this operation to the word `b` is building; the gate's decision for
     /// [`WordOp::Acquire`].
-    fn run(self, b: &mut Builder, policy: &Policy, now: Instant) -> Option<Result<WordTicket, Refused>> {
+    fn run(self, b: &mut SharedBuilder, policy: &Policy, now: Instant) -> Option<Result<WordTicket, Refused>> {
         match self {
             WordOp::Acquire => return Some(b.acquire(policy, now).map(WordTicket::from_ticket)),
             WordOp::Record(ticket, outcome) => b.record(policy, ticket.ticket(), outcome, now),
@@ -161,7 +161,7 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> 
     /// nothing counted. Exactly the step this breaker's own operations make.
     pub fn step_word(&self, word: u64, op: WordOp, now: Instant) -> WordStep {
         let policy = self.policy();
-        let mut b = Builder::new(Core::unpack(word));
+        let mut b = SharedBuilder::new(Core::unpack(word));
         let admitted = op.run(&mut b, policy, now);
         WordStep {
             word: b.core.pack(),

@@ -163,8 +163,8 @@
 //! - A count window holds at most 51 samples: each of its words is one 64-bit atomic
 //!   holding the 12-bit generation, a marker bit and the samples (one bit each), which is
 //!   what lets it change in one compare-and-swap with no lock.
-//! - Generations wrap after 4096 transitions: a permit held across exactly a multiple of
-//!   4096 transitions would pass for fresh here too (see [`Breaker`]).
+//! - Generations wrap after 2048 transitions: a permit held across exactly a multiple of
+//!   2048 transitions would pass for fresh here too (see [`Breaker`]).
 //! - A time window's buckets are numbered by the millisecond counter, which wraps every
 //!   49.7 days: at the wrap the window starts afresh. A clock that steps back by less
 //!   than the window's span counts its samples in the newest bucket (no time passed); one

@@ -88,10 +88,14 @@ impl fmt::Display for Counters {
 
 /// One registered breaker on one line, as `breaker-embedded`'s `log_entry` writes it:
 /// `radio: open, cooling down (202ms left) | failures 3, skips 1, trips 1, probes 0,
-/// lease expiries 0`. [`registry::table`](crate::registry::table) aligns many of them.
+/// lease expiries 0`. [`registry::table`](crate::registry::table) aligns many of them. In
+/// [shadow mode](crate::SharedBreaker#shadow-mode) the state is followed by `, shadow`
+/// (`radio: open, cooling down (202ms left), shadow | ...`): its skips are would-be
+/// refusals.
 impl fmt::Display for Report {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} | {}", self.name, self.state, self.counters)
+        let shadow = if self.shadow { ", shadow" } else { "" };
+        write!(f, "{}: {}{} | {}", self.name, self.state, shadow, self.counters)
     }
 }
 
@@ -266,11 +270,21 @@ mod tests {
             },
             counters: c,
             would_allow: false,
+            shadow: false,
             history: None,
         };
         assert_eq!(
             report.to_string(),
             "radio: open, cooling down (202ms left) | failures 3, skips 1, trips 1, probes 0, lease expiries 0"
+        );
+        let shadowed = Report {
+            would_allow: true,
+            shadow: true,
+            ..report
+        };
+        assert_eq!(
+            shadowed.to_string(),
+            "radio: open, cooling down (202ms left), shadow | failures 3, skips 1, trips 1, probes 0, lease expiries 0"
         );
     }
 

@@ -20,7 +20,8 @@
 //! |---|---|---|---|---|
 //! | `breaker_state` | gauge | `breaker`, `state` (`closed`, `open`, `half_open`) | a state set: 1 for the breaker's state, 0 for the two others | every registered breaker |
 //! | `breaker_open_remaining_seconds` | gauge | `breaker` | open: the time left before a call may become the probe (0 once it has passed); forced open: `+Inf` (no probe until a reset); 0 when closed or half-open | every registered breaker |
-//! | `breaker_calls_total` | counter | `breaker`, `outcome` (`failure`, `rejected`) | `failure`: outcomes reported as a strike or a trip verdict; `rejected`: calls refused by the breaker (see [`SharedBreaker::counters`](crate::SharedBreaker::counters) for how exact) | every registered breaker |
+//! | `breaker_shadow` | gauge | `breaker` | 1 in [shadow mode](crate::SharedBreaker#shadow-mode) (the refusals but a forced opening's are only counted), 0 otherwise | every registered breaker |
+//! | `breaker_calls_total` | counter | `breaker`, `outcome` (`failure`, `rejected`) | `failure`: outcomes reported as a strike or a trip verdict; `rejected`: calls refused by the breaker, or in shadow mode that it would have refused (see [`SharedBreaker::counters`](crate::SharedBreaker::counters) for how exact) | every registered breaker |
 //! | `breaker_trips_total` | counter | `breaker` | times the breaker opened by strikes, a trip verdict, a rate, a prediction or a failed or lapsed probe (not [`force_open`](crate::SharedBreaker::force_open)) | every registered breaker |
 //! | `breaker_probes_total` | counter | `breaker`, `outcome` (`success`, `failure`, `neutral`, `lapsed`) | probes by how they ended: `success` (each, whether it closed the breaker or counted toward [`Policy::probes_to_close`](crate::Policy::probes_to_close)), `failure` (a strike or trip verdict, or a probe's permit dropped unanswered), `neutral` (the probe slot freed, nothing learned), `lapsed` (its lease ran out unanswered); a probe overtaken by `force_open` or `reset` is in none | every registered breaker |
 //! | `breaker_window_calls` | gauge | `breaker` | samples in the failure-rate window now (0 unless closed: the window lives while closed) | windowed breakers ([`Policy::failure_rate`](crate::Policy::failure_rate)) |
@@ -100,6 +101,7 @@ use crate::{CircuitBreaker, Clock, Counters, Duration, Light, Phase, Reading, St
 
 const STATE: &str = "breaker_state";
 const OPEN_REMAINING: &str = "breaker_open_remaining_seconds";
+const SHADOW: &str = "breaker_shadow";
 const CALLS: &str = "breaker_calls_total";
 const TRIPS: &str = "breaker_trips_total";
 const PROBES: &str = "breaker_probes_total";
@@ -145,6 +147,10 @@ fn describe() {
         Unit::Seconds,
         "Time left before an open circuit breaker lets a probe through (0 when not open, +Inf when forced open)."
     );
+    describe_gauge!(
+        SHADOW,
+        "Circuit breaker in shadow mode: 1 when its refusals (but a forced opening's) are only counted, 0 otherwise."
+    );
     describe_counter!(
         CALLS,
         "Circuit breaker calls by outcome: failure (reported as a strike or trip verdict), rejected (refused)."
@@ -185,6 +191,7 @@ fn publish_entry(entry: &Entry) {
     publish_series(
         &SharedString::const_str(entry.name()),
         &breaker.state(now),
+        breaker.is_shadow(),
         &breaker.counters(),
         window,
     );
@@ -216,17 +223,30 @@ pub fn publish_breaker<B: CircuitBreaker + ?Sized, C: Clock>(name: &str, breaker
     let _one_at_a_time = PUBLISHING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
     describe();
     let name = SharedString::from(std::string::String::from(name));
-    publish_series(&name, &breaker.state(clock), &breaker.counters(), None);
+    publish_series(
+        &name,
+        &breaker.state(clock),
+        breaker.is_shadow(),
+        &breaker.counters(),
+        None,
+    );
 }
 
 /// The series of one breaker: its state, counters and (where it keeps one) its window.
-fn publish_series(name: &SharedString, state: &State, counters: &Counters, window: Option<(WindowStats, Window)>) {
+fn publish_series(
+    name: &SharedString,
+    state: &State,
+    shadow: bool,
+    counters: &Counters,
+    window: Option<(WindowStats, Window)>,
+) {
     let label = || name.clone();
     for phase in PHASES {
         let on = state.phase() == phase;
         gauge!(STATE, "breaker" => label(), "state" => phase.key()).set(if on { 1.0 } else { 0.0 });
     }
     gauge!(OPEN_REMAINING, "breaker" => label()).set(open_remaining_seconds(state));
+    gauge!(SHADOW, "breaker" => label()).set(if shadow { 1.0 } else { 0.0 });
 
     counter!(CALLS, "breaker" => label(), "outcome" => "failure").absolute(counters.failures.into());
     counter!(CALLS, "breaker" => label(), "outcome" => "rejected").absolute(counters.skips.into());

@@ -259,17 +259,31 @@ impl Entry {
         self.breaker.force_open(self.now())
     }
 
-    /// Everything at one reading of the clock.
+    /// Switches the breaker's [shadow mode](SharedBreaker#shadow-mode) on or off: it
+    /// decides as before and refuses nothing but a forced opening.
+    pub fn set_shadow(&self, on: bool) {
+        self.breaker.set_shadow(on)
+    }
+
+    /// Whether the breaker runs in [shadow mode](SharedBreaker#shadow-mode).
+    pub fn is_shadow(&self) -> bool {
+        self.breaker.is_shadow()
+    }
+
+    /// Everything at one reading of the clock (and of the state word).
     pub fn report(&self) -> Report {
         let now = self.now();
-        let state = self.breaker.state(now);
+        let policy = *self.breaker.policy();
+        let core = self.breaker.load_core();
+        let state = core.view(&policy, now);
         Report {
             name: self.name,
-            policy: *self.breaker.policy(),
+            policy,
             now,
             state,
             counters: self.breaker.counters(),
-            would_allow: state.allows_call(),
+            would_allow: core.shadow_passes() || state.allows_call(),
+            shadow: core.shadow(),
             history: self.history(),
         }
     }
@@ -308,6 +322,9 @@ impl CircuitBreaker for &Entry {
     fn counters(&self) -> Counters {
         Entry::counters(self)
     }
+    fn is_shadow(&self) -> bool {
+        Entry::is_shadow(self)
+    }
     fn gates_itself(&self) -> bool {
         Entry::gates_itself(self)
     }
@@ -338,8 +355,12 @@ pub struct Report {
     pub state: State,
     /// The counters.
     pub counters: Counters,
-    /// Whether a call would be allowed at `now` (the pure oracle).
+    /// Whether a call would be allowed at `now` (the pure oracle). In shadow mode every
+    /// call is, but a forced opening's: `state` says what a live breaker would do.
     pub would_allow: bool,
+    /// Whether the breaker runs in [shadow mode](SharedBreaker#shadow-mode): its
+    /// refusals, but for a forced opening, are only counted.
+    pub shadow: bool,
     /// The breaker's recent transitions as its [`History`](crate::History) held them at
     /// `now`, oldest first; `None` for a breaker whose observer keeps none.
     pub history: Option<Recent<'static>>,
@@ -435,6 +456,12 @@ pub fn reset(name: &str) -> Result<(), LookupError> {
 /// Opens the breaker registered as `name` until it is reset.
 pub fn force_open(name: &str) -> Result<(), LookupError> {
     get(name).map(Entry::force_open)
+}
+
+/// Switches the [shadow mode](SharedBreaker#shadow-mode) of the breaker registered as
+/// `name` on or off.
+pub fn set_shadow(name: &str, on: bool) -> Result<(), LookupError> {
+    get(name).map(|entry| entry.set_shadow(on))
 }
 
 /// Every entry whose name an earlier entry already has, paired with that earlier entry.

@@ -523,16 +523,19 @@ impl Serialize for Recent<'_> {
 }
 
 /// `{"name": .., "now_ms": .., "state": {..}, "counters": {..}, "would_allow": ..,
-/// "policy": {..}, "history": [..]}`: `history` lists the recent transitions oldest first
-/// (each as [`Transition`] serializes), and is `null` for a breaker that keeps none.
+/// "shadow": .., "policy": {..}, "history": [..]}`: `shadow` is `true` in
+/// [shadow mode](crate::SharedBreaker#shadow-mode); `history` lists the recent transitions
+/// oldest first (each as [`Transition`] serializes), and is `null` for a breaker that keeps
+/// none.
 impl Serialize for Report {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut st = s.serialize_struct("Report", 7)?;
+        let mut st = s.serialize_struct("Report", 8)?;
         st.serialize_field("name", self.name)?;
         st.serialize_field("now_ms", &self.now)?;
         st.serialize_field("state", &self.state)?;
         st.serialize_field("counters", &SharedCounters(self.counters))?;
         st.serialize_field("would_allow", &self.would_allow)?;
+        st.serialize_field("shadow", &self.shadow)?;
         st.serialize_field("policy", &self.policy)?;
         st.serialize_field("history", &self.history)?;
         st.end()

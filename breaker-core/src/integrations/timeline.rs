@@ -57,6 +57,7 @@ pub struct Timeline<'a, I> {
     transitions: I,
     now: Instant,
     state: Option<State>,
+    shadow: bool,
     title: &'a str,
 }
 
@@ -67,6 +68,7 @@ impl<I: IntoIterator<Item = Transition> + Clone> Timeline<'static, I> {
             transitions,
             now,
             state: None,
+            shadow: false,
             title: "",
         }
     }
@@ -82,12 +84,20 @@ impl<'a, I: IntoIterator<Item = Transition> + Clone> Timeline<'a, I> {
         }
     }
 
+    /// Whether the breaker runs in [shadow mode](crate::SharedBreaker#shadow-mode): the
+    /// drawing says so (`data-shadow="true"` on the `svg` element, and `shadow mode`
+    /// after the title), since an open stretch then refused nothing.
+    pub fn with_shadow(self, shadow: bool) -> Timeline<'a, I> {
+        Timeline { shadow, ..self }
+    }
+
     /// A title printed above the band (a breaker's name, say), escaped for XML.
     pub fn titled<'b>(self, title: &'b str) -> Timeline<'b, I> {
         Timeline {
             transitions: self.transitions,
             now: self.now,
             state: self.state,
+            shadow: self.shadow,
             title,
         }
     }
@@ -98,13 +108,15 @@ impl<'a, I: IntoIterator<Item = Transition> + Clone> Timeline<'a, I> {
 }
 
 impl Report {
-    /// This report's history as a [`Timeline`] at its `now`, with its state and its name
-    /// (feature `svg`); a breaker that keeps no history draws as one stretch of its phase.
+    /// This report's history as a [`Timeline`] at its `now`, with its state, its shadow
+    /// mode and its name (feature `svg`); a breaker that keeps no history draws as one
+    /// stretch of its phase.
     pub fn timeline(&self) -> Timeline<'static, Recent<'static>> {
         Timeline {
             transitions: self.history.unwrap_or_default(),
             now: self.now,
             state: Some(self.state),
+            shadow: self.shadow,
             title: self.name,
         }
     }
@@ -192,17 +204,21 @@ impl<I: IntoIterator<Item = Transition> + Clone> fmt::Display for Timeline<'_, I
 
         write!(
             f,
-            r#"<svg xmlns="http://www.w3.org/2000/svg" class="breaker-timeline" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="11" data-phase="{}" data-transitions="{count}" role="img" aria-label="transitions of {}">"#,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" class="breaker-timeline" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}" font-family="sans-serif" font-size="11" data-phase="{}" data-transitions="{count}"{} role="img" aria-label="transitions of {}">"#,
             phase.key(),
+            if self.shadow { r#" data-shadow="true""# } else { "" },
             Escaped(self.title)
         )?;
         write!(f, r##"<rect width="{WIDTH}" height="{HEIGHT}" fill="#fff"/>"##)?;
         if !self.title.is_empty() {
             write!(
                 f,
-                r#"<text x="{X0}" y="13" font-weight="bold" fill="{INK}">{}</text>"#,
-                Escaped(self.title)
+                r#"<text x="{X0}" y="13" font-weight="bold" fill="{INK}">{}{}</text>"#,
+                Escaped(self.title),
+                if self.shadow { " (shadow mode)" } else { "" }
             )?;
+        } else if self.shadow {
+            write!(f, r#"<text x="{X0}" y="13" fill="{INK}">shadow mode</text>"#)?;
         }
         write!(
             f,
@@ -445,6 +461,24 @@ mod tests {
             .collect();
         // (Each probe here answered in the instant it was let through: no half-open stretch.)
         assert_eq!(stretches, ["closed", "open", "open", "open", "closed"]);
+    }
+
+    #[test]
+    fn a_shadowed_breaker_says_so() {
+        let run = &backoff_run()[..1];
+        let live = Timeline::new(run.iter().copied(), at(90_000))
+            .titled("squad")
+            .to_string();
+        assert!(!live.contains("shadow"), "{live}");
+        let shadowed = Timeline::new(run.iter().copied(), at(90_000))
+            .with_shadow(true)
+            .titled("squad")
+            .to_string();
+        assert!(
+            shadowed.contains(r#"data-transitions="1" data-shadow="true""#),
+            "{shadowed}"
+        );
+        assert!(shadowed.contains(">squad (shadow mode)</text>"), "{shadowed}");
     }
 
     #[test]
