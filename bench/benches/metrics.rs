@@ -1,5 +1,7 @@
 //! `cargo bench -p bench --bench metrics [--features metrics]`: what the `metrics` and
-//! `tracing` features cost a closed-state call and a refusal. Built without the feature its
+//! `tracing` features cost a closed-state call and a refusal, and what counting every call
+//! (`Policy::counting_calls`, for `breaker_calls_total`'s `success` series) costs a closed
+//! call. Built without the feature its
 //! cases are `metrics-off-*`; with it, `metrics-on-*`: breaker-core's `metrics` and
 //! `tracing` features are on, the breakers under test are observed by `TracingLog` (each
 //! transition traced; every breaker counts its transitions itself), a `tracing` subscriber
@@ -30,6 +32,9 @@ static ALLOC: CountingAlloc = CountingAlloc::new();
 const ROUNDS: usize = 15;
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+/// The same, counting every call (`Policy::counting_calls`): what `breaker_calls_total`'s
+/// `success` series costs.
+static COUNTED_POLICY: Policy = Policy::new(3, Duration::from_secs(30)).counting_calls();
 
 /// The breakers' observer: none without the feature; with it, each transition traced.
 #[cfg(not(feature = "metrics"))]
@@ -42,10 +47,14 @@ type Breaker = SharedBreaker<Observed>;
 static CLOSED: Breaker = SharedBreaker::new(&POLICY);
 #[cfg(not(feature = "metrics"))]
 static TRIPPED: Breaker = SharedBreaker::new(&POLICY);
+#[cfg(not(feature = "metrics"))]
+static COUNTED: Breaker = SharedBreaker::new(&COUNTED_POLICY);
 #[cfg(feature = "metrics")]
 static CLOSED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/metrics/closed"));
 #[cfg(feature = "metrics")]
 static TRIPPED: Breaker = SharedBreaker::with_observer(&POLICY, observer("bench/metrics/tripped"));
+#[cfg(feature = "metrics")]
+static COUNTED: Breaker = SharedBreaker::with_observer(&COUNTED_POLICY, observer("bench/metrics/counted"));
 
 #[cfg(feature = "metrics")]
 const fn observer(name: &'static str) -> Observed {
@@ -55,6 +64,7 @@ const fn observer(name: &'static str) -> Observed {
 static CLOCK: StdClock = StdClock;
 breaker_core::register!(CLOSED, "bench/metrics/closed", CLOCK);
 breaker_core::register!(TRIPPED, "bench/metrics/tripped", CLOCK);
+breaker_core::register!(COUNTED, "bench/metrics/counted", CLOCK);
 
 #[derive(Debug)]
 struct Nack;
@@ -163,6 +173,10 @@ fn run_rejected(n: u64) -> (StdDuration, u64) {
     run(loop_rejected, &TRIPPED, n)
 }
 
+fn run_counted(n: u64) -> (StdDuration, u64) {
+    run(loop_closed, &COUNTED, n)
+}
+
 #[cfg(not(feature = "metrics"))]
 const CASES: &[TimedCase] = &[
     TimedCase {
@@ -174,6 +188,11 @@ const CASES: &[TimedCase] = &[
         key: "metrics-off-rejected",
         label: "refusal, features `metrics` and `tracing` off",
         run: run_rejected,
+    },
+    TimedCase {
+        key: "metrics-off-counted",
+        label: "closed call of a breaker counting every call, features off",
+        run: run_counted,
     },
 ];
 
@@ -188,6 +207,11 @@ const CASES: &[TimedCase] = &[
         key: "metrics-on-rejected",
         label: "refusal, features `metrics` and `tracing` on, registry published",
         run: run_rejected,
+    },
+    TimedCase {
+        key: "metrics-on-counted",
+        label: "closed call of a breaker counting every call, features on, registry published",
+        run: run_counted,
     },
 ];
 

@@ -1,6 +1,7 @@
 //! Model checks of the shared breaker with loom: every interleaving of 2 and 3 callers
 //! racing for the probe, strikes racing each other, a closed-state success (the fast path
-//! that writes nothing) racing strikes, and a probe racing `reset`.
+//! that writes nothing) racing strikes, a probe racing `reset`, and a breaker counting
+//! every call, whose quiet outcomes are counted without a step, racing one that takes it.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p breaker-core --test loom --release
@@ -365,4 +366,39 @@ fn a_probe_racing_a_reset() {
         });
     }
     assert!(REACHED.all(&[0, 1, 2]), "every order was explored");
+}
+
+/// A breaker counting every call (`Policy::counting_calls`): a closed success (counted with
+/// one add at the gate and one at the report, no step) racing a strike (a step) and a
+/// neutral outcome. Every call and outcome is counted once, whatever the order, and the
+/// strike is kept or zeroed by the success as in a breaker that does not count.
+#[test]
+fn a_counting_breaker_s_quiet_success_racing_a_strike_counts_each_once() {
+    static COUNTING: Policy = Policy::new(2, Duration::from_millis(10)).counting_calls();
+    static REACHED: Reached = Reached::new();
+    loom::model(|| {
+        let b = Arc::new(SharedBreaker::new(&COUNTING));
+        let b1 = b.clone();
+        let success = thread::spawn(move || {
+            let got = b1.call(&START, || {
+                thread::yield_now();
+                Ok::<_, Nack>(1)
+            });
+            assert_eq!(got.unwrap(), 1);
+        });
+        let b2 = b.clone();
+        let strike = thread::spawn(move || {
+            let _ = b2.call(&START, || Err::<(), _>(Nack));
+            let _ = b2.call_classified(&START, || Err::<(), _>(Nack), |_| Verdict::Neutral);
+        });
+        success.join().unwrap();
+        strike.join().unwrap();
+        let c = b.counters();
+        assert_eq!((c.calls, c.successes, c.failures, c.neutrals, c.trips), (3, 1, 1, 1, 0));
+        match b.state(START.now_ms()) {
+            breaker_core::State::Closed { strikes } => REACHED.mark(strikes),
+            other => panic!("{other:?}"),
+        }
+    });
+    assert!(REACHED.all(&[0, 1]), "both orders were explored");
 }

@@ -8,8 +8,8 @@
 #![cfg(loom)]
 
 use breaker_core::{
-    CallWindow, Classify, Clock, Duration, Instant, ManualClock, Outcome, Phase, Policy, SharedBreaker, TimeWindow,
-    Verdict, WindowSize, WindowStats, Windowed,
+    CallRing, CallWindow, Classify, Clock, Duration, Instant, ManualClock, Outcome, Phase, Policy, SharedBreaker,
+    TimeWindow, Verdict, WindowSize, WindowStats, Windowed,
 };
 use loom::sync::Arc;
 use loom::thread;
@@ -282,5 +282,116 @@ fn a_call_let_through_by_a_recovery_counts_in_the_new_window() {
             WindowStats::default()
         };
         assert_eq!(b.window_stats(LATER.now()), Some(expected));
+    });
+}
+
+fn ring(policy: &'static Policy) -> Arc<SharedBreaker<Windowed<CallRing>>> {
+    Arc::new(SharedBreaker::windowed(policy, Windowed::ring(())))
+}
+
+fn ring_fail(b: &SharedBreaker<Windowed<CallRing>>) {
+    let _ = b.call(&START, || Err::<(), _>(Nack));
+}
+
+fn ring_succeed(b: &SharedBreaker<Windowed<CallRing>>) {
+    let _ = b.call(&START, || Ok::<_, Nack>(()));
+}
+
+#[test]
+fn samples_racing_into_a_ring_are_counted_and_written_whoever_writes_them() {
+    // A ring window of 2, full of successes. A failure races two successes: the second
+    // success pushes out the sample two before it, which may be the failure, counted but
+    // not yet written by its caller (the success then writes it first, and reads it back).
+    // However they interleave, the window never trips (at most 1 of 2 failed), and once two
+    // more successes have pushed every racing sample out, it holds no failure: none was
+    // lost, counted twice or written wrong.
+    static POLICY: Policy = Policy::failure_rate(100, WindowSize::Calls(2), Duration::from_millis(10));
+    model(|| {
+        let b = ring(&POLICY);
+        ring_succeed(&b);
+        ring_succeed(&b);
+        race(&b, ring_fail, |b| {
+            ring_succeed(b);
+            ring_succeed(b);
+        });
+        let stats = b.window_stats(now()).unwrap();
+        assert!(stats.calls == 2 && stats.failures <= 1, "{stats:?}");
+        assert_eq!(b.phase(now()), Phase::Closed);
+        ring_succeed(&b);
+        ring_succeed(&b);
+        assert_eq!(
+            b.window_stats(now()),
+            Some(WindowStats {
+                calls: 2,
+                failures: 0,
+                slow: 0
+            })
+        );
+    });
+}
+
+#[test]
+fn a_ring_of_one_reads_its_racers_sample_from_the_cursor_or_the_ring() {
+    // The narrowest window: the sample pushed out is always the newest, often the one
+    // still on its way. A success and a failure race after a success: whichever lands
+    // first, the failure makes the window 1 of 1 failed, and trips it exactly once.
+    static POLICY: Policy = Policy::failure_rate(100, WindowSize::Calls(1), Duration::from_millis(10));
+    model(|| {
+        let b = ring(&POLICY);
+        ring_succeed(&b);
+        race(&b, ring_succeed, ring_fail);
+        assert_eq!(b.phase(now()), Phase::Open);
+        let c = b.counters();
+        assert_eq!((c.failures, c.trips), (1, 1));
+    });
+}
+
+#[test]
+fn racing_successes_slide_a_ring_of_one_without_a_trip() {
+    static POLICY: Policy = Policy::failure_rate(100, WindowSize::Calls(1), Duration::from_millis(10));
+    model(|| {
+        let b = ring(&POLICY);
+        race(&b, ring_succeed, ring_succeed);
+        ring_succeed(&b);
+        assert_eq!(b.phase(now()), Phase::Closed);
+        assert_eq!(b.window_stats(now()).map(|s| (s.calls, s.failures)), Some((1, 0)));
+        assert_eq!(b.counters().trips, 0);
+    });
+}
+
+#[test]
+fn two_failures_racing_into_a_ring_trip_it_once() {
+    // As with the small window: it trips only if neither failure was lost.
+    static POLICY: Policy =
+        Policy::failure_rate(60, WindowSize::Calls(100), Duration::from_millis(10)).with_min_calls(3);
+    model(|| {
+        let b = ring(&POLICY);
+        ring_succeed(&b);
+        race(&b, ring_fail, ring_fail);
+        assert_eq!(b.phase(now()), Phase::Open);
+        let c = b.counters();
+        assert_eq!((c.failures, c.trips), (2, 1));
+    });
+}
+
+#[test]
+fn a_reset_racing_a_ring_sample_never_trips_on_the_cleared_window() {
+    static POLICY: Policy =
+        Policy::failure_rate(50, WindowSize::Calls(64), Duration::from_millis(10)).with_min_calls(2);
+    model(|| {
+        let b: &'static SharedBreaker<Windowed<CallRing>> =
+            Box::leak(Box::new(SharedBreaker::windowed(&POLICY, Windowed::ring(()))));
+        ring_fail(b);
+        let before_reset = b.try_acquire(&START).unwrap();
+        let t1 = thread::spawn(move || before_reset.failure(Verdict::Strike));
+        let t2 = thread::spawn(move || b.reset(now()));
+        t1.join().unwrap();
+        t2.join().unwrap();
+        assert_eq!(b.phase(now()), Phase::Closed);
+        assert_eq!(b.window_stats(now()), Some(WindowStats::default()));
+        assert!(b.counters().trips <= 1);
+        // The new window counts from scratch: one failure of at least two does not trip.
+        ring_fail(b);
+        assert_eq!(b.window_stats(now()).map(|s| (s.calls, s.failures)), Some((1, 1)));
     });
 }

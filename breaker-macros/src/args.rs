@@ -25,6 +25,7 @@ mod kw {
     syn::custom_keyword!(name);
     syn::custom_keyword!(log);
     syn::custom_keyword!(shadow);
+    syn::custom_keyword!(count_calls);
     syn::custom_keyword!(history);
     syn::custom_keyword!(classify);
     syn::custom_keyword!(refused);
@@ -36,10 +37,12 @@ mod kw {
     syn::custom_keyword!(min_calls);
     syn::custom_keyword!(slow_call);
     syn::custom_keyword!(slow_rate);
+    syn::custom_keyword!(slow_failures);
+    syn::custom_keyword!(buckets);
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, shadow, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -74,6 +77,9 @@ pub struct Args {
     pub log: Option<bool>,
     /// `shadow`, `shadow = true` or `shadow = false`: the breaker starts in shadow mode.
     pub shadow: Option<bool>,
+    /// `count_calls`, `count_calls = true` or `count_calls = false`: the policy counts
+    /// every call (`Policy::counting_calls`).
+    pub count_calls: Option<bool>,
     /// `history = N`: the breaker keeps its last `N` transitions.
     pub history: Option<Setting<u32>>,
     pub classify: Option<Path>,
@@ -85,7 +91,8 @@ pub struct Args {
     pub krate: Option<Path>,
     /// The retry arguments (`retry.rs`).
     pub retry: crate::retry::RetryArgs,
-    /// `window`, `failure_rate`, `min_calls`, `slow_call`, `slow_rate`.
+    /// `window`, `buckets`, `failure_rate`, `min_calls`, `slow_call`, `slow_rate`,
+    /// `slow_failures`.
     pub window: WindowArgs,
     /// Keys seen so far, valid or not, to reject duplicates.
     seen: Vec<&'static str>,
@@ -102,6 +109,8 @@ impl Args {
             "window" => self.window.window.is_some(),
             "slow_call" => self.window.slow_call.is_some(),
             "slow_rate" => self.window.slow_rate.is_some(),
+            "buckets" => self.window.buckets.is_some(),
+            "min_calls" => self.window.min_calls.is_some(),
             _ => true,
         };
         self.seen.contains(&key) && !value_ok
@@ -119,6 +128,7 @@ enum Key {
     Name,
     Log,
     Shadow,
+    CountCalls,
     History,
     Classify,
     Refused,
@@ -130,6 +140,8 @@ enum Key {
     MinCalls,
     SlowCall,
     SlowRate,
+    SlowFailures,
+    Buckets,
 }
 
 impl Key {
@@ -144,6 +156,7 @@ impl Key {
             Key::Name => "name",
             Key::Log => "log",
             Key::Shadow => "shadow",
+            Key::CountCalls => "count_calls",
             Key::History => "history",
             Key::Classify => "classify",
             Key::Refused => "refused",
@@ -155,6 +168,8 @@ impl Key {
             Key::MinCalls => "min_calls",
             Key::SlowCall => "slow_call",
             Key::SlowRate => "slow_rate",
+            Key::SlowFailures => "slow_failures",
+            Key::Buckets => "buckets",
         }
     }
 
@@ -169,6 +184,7 @@ impl Key {
             Key::Name => "name = \"radio::send\"",
             Key::Log => "log",
             Key::Shadow => "shadow",
+            Key::CountCalls => "count_calls",
             Key::History => "history = 16",
             Key::Classify => "classify = my_verdict",
             Key::Refused => "refused = my_refusal",
@@ -180,6 +196,8 @@ impl Key {
             Key::MinCalls => "min_calls = 10",
             Key::SlowCall => "slow_call = \"2s\"",
             Key::SlowRate => "slow_rate = 80",
+            Key::SlowFailures => "slow_failures = true",
+            Key::Buckets => "buckets = 60",
         }
     }
 }
@@ -229,7 +247,7 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
         return parsed;
     }
     let (key, key_span) = parse_key(input)?;
-    if let Key::Log | Key::Shadow = key {
+    if let Key::Log | Key::Shadow | Key::CountCalls = key {
         return parse_flag(input, key, key_span, args, errors);
     }
     if !input.peek(Token![=]) {
@@ -278,8 +296,18 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
         }
         Key::SlowCall => args.window.slow_call = duration_value(&value, "slow_call", errors).map(set),
         Key::SlowRate => args.window.slow_rate = range(&value, "slow_rate", 1, 100, errors).map(set),
+        Key::SlowFailures => {
+            args.window.slow_failures = window::slow_failures_value(&value, errors).map(|value| Setting {
+                value,
+                key: key_span,
+                at,
+            })
+        }
+        Key::Buckets => {
+            args.window.buckets = range(&value, "buckets", 1, window::MAX_WINDOW_BUCKETS, errors).map(set)
+        }
         // Handled by `parse_flag`, which returned above.
-        Key::Log | Key::Shadow => {}
+        Key::Log | Key::Shadow | Key::CountCalls => {}
         Key::Classify => {
             args.classify = path_value(
                 &value,
@@ -325,11 +353,15 @@ const LOG_FORMS: &str = "`log` is a flag: write `log` (or `log = true`) to log e
 /// What `shadow` may be written as, for its errors.
 const SHADOW_FORMS: &str = "`shadow` is a flag: write `shadow` (or `shadow = true`) to start this breaker in shadow mode (it decides and counts, and refuses nothing but a forced opening), or leave it out (or `shadow = false`) for a live breaker";
 
-/// A flag (`log`, `shadow`) as a bare key (followed by a comma or the end), or
+/// What `count_calls` may be written as, for its errors.
+const COUNT_CALLS_FORMS: &str = "`count_calls` is a flag: write `count_calls` (or `count_calls = true`) to count every call and outcome of this breaker (its successes too, at the price of a compare-and-swap per call), or leave it out (or `count_calls = false`) to count failures, refusals, trips and probes only";
+
+/// A flag (`log`, `shadow`, `count_calls`) as a bare key (followed by a comma or the end), or
 /// `key = true` / `key = false`.
 fn parse_flag(input: ParseStream, key: Key, key_span: Span, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
     let (name, forms) = match key {
         Key::Shadow => ("shadow", SHADOW_FORMS),
+        Key::CountCalls => ("count_calls", COUNT_CALLS_FORMS),
         _ => ("log", LOG_FORMS),
     };
     let value = if input.is_empty() || input.peek(Token![,]) {
@@ -362,6 +394,7 @@ fn parse_flag(input: ParseStream, key: Key, key_span: Span, args: &mut Args, err
     };
     match key {
         Key::Shadow => args.shadow = flag,
+        Key::CountCalls => args.count_calls = flag,
         _ => args.log = flag,
     }
     Ok(())
@@ -389,6 +422,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::name => Key::Name,
         kw::log => Key::Log,
         kw::shadow => Key::Shadow,
+        kw::count_calls => Key::CountCalls,
         kw::history => Key::History,
         kw::classify => Key::Classify,
         kw::refused => Key::Refused,
@@ -400,6 +434,8 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::min_calls => Key::MinCalls,
         kw::slow_call => Key::SlowCall,
         kw::slow_rate => Key::SlowRate,
+        kw::slow_failures => Key::SlowFailures,
+        kw::buckets => Key::Buckets,
     }
     if input.peek(syn::Ident::peek_any) {
         let ident = input.call(syn::Ident::parse_any)?;
@@ -438,6 +474,7 @@ fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Op
         "slow_rate" => "the percentage of slow calls in the window that opens the breaker",
         "min_calls" => "the fewest calls in the window before a rate can open the breaker",
         "history" => "the last transitions its breaker keeps for the registry's report",
+        "buckets" => "the buckets a time window is counted in",
         _ => "the factor each re-open multiplies the cooldown by, 1 for a constant cooldown",
     };
     let Some(Lit::Int(int)) = bare_literal(value) else {
@@ -644,6 +681,8 @@ mod tests {
             ("min_calls", "min_calls = 10"),
             ("slow_call", "slow_call = \"2s\""),
             ("slow_rate", "slow_rate = 80"),
+            ("slow_failures", "slow_failures = true"),
+            ("buckets", "buckets = 60"),
             ("retry", "retry = 3"),
             ("retry_delay", "retry_delay = \"100ms\""),
             ("retry_backoff", "retry_backoff = 2"),
@@ -743,7 +782,7 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, failure_rate, min_calls, slow_call, slow_rate, name, log, shadow, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
+                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
                 "`trip` takes an integer literal from 1 to 255 (consecutive strikes that open the breaker), such as `trip = 1`",
                 "expected `,` between arguments",
                 "expected `,` between arguments",

@@ -56,6 +56,12 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn, runtime: &str) -> 
             .with_probes_to_close(#probes)
             .with_backoff(#backoff, #max_cooldown)
     };
+    // `count_calls`: the policy counts every call and outcome.
+    let policy = if config.count_calls {
+        quote!(#policy.counting_calls())
+    } else {
+        policy
+    };
 
     let ident = &sig.ident;
     let name = match &config.name {

@@ -27,6 +27,8 @@ pub struct Config {
     pub log: bool,
     /// Start the breaker in shadow mode (`SharedBreaker::shadowed`).
     pub shadow: bool,
+    /// The policy counts every call (`Policy::counting_calls`).
+    pub count_calls: bool,
     /// Keep the last `N` transitions (`History<N, _>`), for the registry's report.
     pub history: Option<u32>,
     pub classify: Option<Path>,
@@ -98,6 +100,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         name: args.name,
         log: args.log.unwrap_or(false),
         shadow: args.shadow.unwrap_or(false),
+        count_calls: args.count_calls.unwrap_or(false),
         history: args.history.map(|s| s.value),
         classify: args.classify,
         refused: args.refused,

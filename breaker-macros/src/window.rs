@@ -1,10 +1,12 @@
-//! The failure-rate window's arguments: `window`, `failure_rate`, `min_calls`,
-//! `slow_call` and `slow_rate`: their values, their checks against each other (and
-//! against `trip`), and the policy they build.
+//! The failure-rate window's arguments: `window`, `buckets`, `failure_rate`, `min_calls`,
+//! `slow_call`, `slow_rate` and `slow_failures`: their values, their checks against each
+//! other (and against `trip`), and the policy they build.
 //!
-//! `window = 20` is a count window (the last 20 calls), `window = "10s"` a time window;
-//! the other four need a window, `slow_call` and `slow_rate` need each other, and `trip`
-//! (consecutive strikes) makes no sense beside a window.
+//! `window = 20` is a count window (the last 20 calls; beyond 51 it is kept in a
+//! `CallRing`), `window = "10s"` a time window (of ten buckets, or of `buckets = N`); the
+//! others need a window, `slow_call` and `slow_rate` need each other, `slow_failures`
+//! needs them, `buckets` needs a time window it divides, and `trip` (consecutive strikes)
+//! makes no sense beside a window.
 
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -14,8 +16,15 @@ use crate::args::{bare_literal, Args, Setting};
 use crate::duration;
 use crate::errors::Errors;
 
-/// The most calls a count window holds (`breaker_core::MAX_WINDOW_CALLS`).
+/// The most calls a count window holds (`breaker_core::MAX_RING_CALLS`).
+pub const MAX_RING_CALLS: u32 = 1008;
+/// The most calls the small count window holds (`breaker_core::MAX_WINDOW_CALLS`): beyond,
+/// the breaker keeps its window in a `CallRing`.
 pub const MAX_WINDOW_CALLS: u32 = 51;
+/// The most buckets of a time window (`breaker_core::MAX_WINDOW_BUCKETS`).
+pub const MAX_WINDOW_BUCKETS: u32 = 240;
+/// The most calls a bucket counts (`breaker_core::MAX_BUCKET_CALLS`).
+const MAX_BUCKET_CALLS: u32 = 1023;
 /// The largest `min_calls`: what a time window's ten buckets can count
 /// (`10 * breaker_core::MAX_BUCKET_CALLS`).
 pub const MAX_MIN_CALLS: u32 = 10 * 1023;
@@ -39,6 +48,8 @@ pub struct WindowArgs {
     pub min_calls: Option<Setting<u32>>,
     pub slow_call: Option<Setting<u32>>,
     pub slow_rate: Option<Setting<u32>>,
+    pub slow_failures: Option<Setting<bool>>,
+    pub buckets: Option<Setting<u32>>,
 }
 
 /// The window, checked, defaults applied.
@@ -49,9 +60,27 @@ pub struct Window {
     pub min_calls: Option<u32>,
     /// The slow-call duration in ms and the slow-call rate.
     pub slow: Option<(u32, u32)>,
+    /// Slow failures count as slow calls.
+    pub slow_failures: bool,
+    /// A time window's buckets, if given (else ten).
+    pub buckets: Option<u32>,
 }
 
-/// `window = N` (calls, 1 to 51) or `window = "10s"` (at least 1 s, whole 10 ms).
+/// `slow_failures = true` or `slow_failures = false`.
+pub fn slow_failures_value(value: &Expr, errors: &mut Errors) -> Option<bool> {
+    match bare_literal(value) {
+        Some(Lit::Bool(b)) => Some(b.value),
+        _ => {
+            errors.push(syn::Error::new_spanned(
+                value,
+                "`slow_failures` takes `true` (a failure slower than `slow_call` counts as a slow call too, as in resilience4j) or `false` (the default: only slow successes are slow calls)",
+            ));
+            None
+        }
+    }
+}
+
+/// `window = N` (calls, 1 to 1008) or `window = "10s"` (at least 1 s, whole 10 ms).
 /// Like every literal value, a plain literal: no attribute, no suffix but an integer's
 /// type (`window = 20u8` is fine, `window = 20x` or `window = "10s"ms` is not).
 pub fn size_value(value: &Expr, errors: &mut Errors) -> Option<Size> {
@@ -64,12 +93,12 @@ pub fn size_value(value: &Expr, errors: &mut Errors) -> Option<Size> {
                 ));
                 None
             }
-            Ok(n) if n <= MAX_WINDOW_CALLS => Some(Size::Calls(n)),
+            Ok(n) if n <= MAX_RING_CALLS => Some(Size::Calls(n)),
             _ => {
                 errors.push(syn::Error::new(
                     int.span(),
                     format!(
-                        "`window` holds at most {MAX_WINDOW_CALLS} calls (a count window is one 64-bit word per rule); found {}: write `window = {MAX_WINDOW_CALLS}` or less, or judge a time window instead, such as `window = \"10s\"`",
+                        "`window` holds at most {MAX_RING_CALLS} calls (a count window's ring has 1024 places); found {}: write `window = {MAX_RING_CALLS}` or less, or judge a time window instead, such as `window = \"10s\"`",
                         int.base10_digits()
                     ),
                 ));
@@ -124,6 +153,8 @@ pub fn check(args: &Args, errors: &mut Errors) -> Option<Window> {
         ("min_calls", w.min_calls.map(|s| s.key)),
         ("slow_call", w.slow_call.map(|s| s.key)),
         ("slow_rate", w.slow_rate.map(|s| s.key)),
+        ("slow_failures", w.slow_failures.map(|s| s.key)),
+        ("buckets", w.buckets.map(|s| s.key)),
     ];
     if w.window.is_none() {
         if !args.invalid("window") {
@@ -164,7 +195,54 @@ pub fn check(args: &Args, errors: &mut Errors) -> Option<Window> {
         }
         _ => None,
     };
+    if let Some(sf) = w.slow_failures {
+        if w.slow_call.is_none() && !args.invalid("slow_call") {
+            errors.push(syn::Error::new(
+                sf.key,
+                "`slow_failures` counts failures slower than `slow_call` as slow calls, and there is no slow-call rule: add `slow_call = \"2s\", slow_rate = 80`, or remove `slow_failures`",
+            ));
+        }
+    }
     let size = w.window?.value;
+    let buckets = match (size, w.buckets) {
+        (_, None) => None,
+        (Size::Calls(n), Some(b)) => {
+            errors.push(syn::Error::new(
+                b.key,
+                format!(
+                    "`buckets` divides a time window, and `window = {n}` is a count window (the last {n} calls); write a time such as `window = \"60s\"`, or remove `buckets`"
+                ),
+            ));
+            None
+        }
+        (Size::Time(ms), Some(b)) if ms % b.value != 0 => {
+            errors.push(syn::Error::new(
+                b.at,
+                format!(
+                    "`buckets = {}` does not divide the window into whole milliseconds ({} / {}): choose a number of buckets that divides it, such as `buckets = 10`",
+                    b.value,
+                    duration::format(ms),
+                    b.value
+                ),
+            ));
+            None
+        }
+        (Size::Time(_), Some(b)) => Some(b),
+    };
+    if let (Some(b), Some(min)) = (buckets, w.min_calls) {
+        if min.value > b.value * MAX_BUCKET_CALLS {
+            errors.push(syn::Error::new(
+                min.at,
+                format!(
+                    "`min_calls = {}` is more than {} buckets can count (at most {} calls each), so it would never trip; write `min_calls = {}` or less, or more buckets",
+                    min.value,
+                    b.value,
+                    MAX_BUCKET_CALLS,
+                    b.value * MAX_BUCKET_CALLS
+                ),
+            ));
+        }
+    }
     if let (Size::Calls(n), Some(min)) = (size, w.min_calls) {
         if min.value > n {
             errors.push(syn::Error::new(
@@ -180,7 +258,9 @@ pub fn check(args: &Args, errors: &mut Errors) -> Option<Window> {
         size,
         failure_rate: w.failure_rate.map_or(DEFAULT_FAILURE_RATE, |s| s.value),
         min_calls: w.min_calls.map(|s| s.value),
+        slow_failures: slow.is_some() && w.slow_failures.is_some_and(|s| s.value),
         slow,
+        buckets: buckets.map(|b| b.value),
     })
 }
 
@@ -196,7 +276,8 @@ pub fn policy(window: &Window, private: &TokenStream, cooldown: &TokenStream) ->
     let slow = window
         .slow
         .map(|(ms, rate)| quote!(.with_slow_calls(#private::Duration::from_millis(#ms), #rate)));
-    quote!(#private::Policy::failure_rate(#rate, #size, #cooldown) #min_calls #slow)
+    let slow_failures = window.slow_failures.then(|| quote!(.with_slow_failures(true)));
+    quote!(#private::Policy::failure_rate(#rate, #size, #cooldown) #min_calls #slow #slow_failures)
 }
 
 /// The breaker's type and initializer around an observer, for a windowed policy.
@@ -206,9 +287,14 @@ pub fn breaker(
     observer_ty: TokenStream,
     observer: TokenStream,
 ) -> (TokenStream, TokenStream) {
-    let (store, new) = match window.size {
-        Size::Calls(_) => (quote!(#private::CallWindow), quote!(calls)),
-        Size::Time(_) => (quote!(#private::TimeWindow), quote!(time)),
+    let (store, new) = match (window.size, window.buckets) {
+        (Size::Calls(n), _) if n <= MAX_WINDOW_CALLS => (quote!(#private::CallWindow), quote!(calls)),
+        (Size::Calls(_), _) => (quote!(#private::CallRing), quote!(ring)),
+        (Size::Time(_), None) => (quote!(#private::TimeWindow), quote!(time)),
+        (Size::Time(_), Some(b)) => {
+            let b = b as usize;
+            (quote!(#private::TimeWindow<#b>), quote!(time_buckets))
+        }
     };
     (
         quote!(#private::SharedBreaker<#private::Windowed<#store, #observer_ty>>),
@@ -233,6 +319,12 @@ mod tests {
     fn windows_of_both_kinds_are_read() {
         assert_eq!(check_src("window = 20").0, Some(Size::Calls(20)));
         assert_eq!(check_src("window = 51, min_calls = 51").0, Some(Size::Calls(51)));
+        assert_eq!(check_src("window = 1008, min_calls = 1008").0, Some(Size::Calls(1008)));
+        assert_eq!(check_src("window = \"60s\", buckets = 60").0, Some(Size::Time(60_000)));
+        assert_eq!(
+            check_src("window = \"10s\", buckets = 2, min_calls = 2046, slow_call = \"1s\", slow_rate = 5, slow_failures = true").1.len(),
+            0
+        );
         assert_eq!(
             check_src("window = \"10s\", min_calls = 10230").0,
             Some(Size::Time(10_000))
@@ -247,7 +339,20 @@ mod tests {
     fn each_mistake_is_one_error() {
         for (src, needle) in [
             ("window = 0", "at least 1 call"),
-            ("window = 52", "at most 51 calls"),
+            ("window = 1009", "at most 1008 calls"),
+            ("window = 20, buckets = 10", "is a count window"),
+            ("window = \"1s\", buckets = 60", "does not divide"),
+            ("window = \"1s\", buckets = 0", "between 1 and 240"),
+            (
+                "window = \"10s\", buckets = 2, min_calls = 2047",
+                "more than 2 buckets can count",
+            ),
+            ("window = 10, slow_failures = true", "no slow-call rule"),
+            (
+                "window = 10, slow_call = \"1s\", slow_rate = 5, slow_failures = 1",
+                "takes `true`",
+            ),
+            ("buckets = 10", "there is none"),
             ("window = \"999ms\"", "at least \\\"1s\\\""),
             ("window = \"1005ms\"", "whole number of 10 ms"),
             ("window = CALLS", "number of recent calls"),

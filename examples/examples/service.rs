@@ -49,7 +49,9 @@ pub static UPSTREAM_DOWN: AtomicBool = AtomicBool::new(false);
 /// How many requests reached the upstream: a refused call never does.
 pub static UPSTREAM_CALLS: AtomicU32 = AtomicU32::new(0);
 
-static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+/// Three strikes in a row open it for 30 s; it counts every call (so that `/metrics` has
+/// its successes too: `breaker_calls_total{outcome="success"}`).
+static POLICY: Policy = Policy::new(3, Duration::from_secs(30)).counting_calls();
 /// The breaker in front of the upstream: a `static`, so every clone of the route's
 /// service shares it and the registry lists it (and `/metrics` publishes it), with its
 /// last 32 transitions.

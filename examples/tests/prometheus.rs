@@ -225,6 +225,16 @@ async fn prometheus_sees_the_breaker_open_refuse_count_down_and_recover() {
         .await;
     prometheus.until_eq(&q("breaker_open_remaining_seconds", ""), 0.0).await;
 
+    // Two calls that succeed: the breaker counts every call (its policy says so).
+    for _ in 0..2 {
+        assert_eq!(get("/forecast").await, 200);
+    }
+    let successes = q("breaker_calls_total", r#"outcome="success""#);
+    prometheus.until_eq(&successes, 2.0).await;
+    prometheus
+        .until_eq(&q("breaker_calls_total", r#"outcome="neutral""#), 0.0)
+        .await;
+
     // The outage: three 5xx answers open the breaker; then refusals, counted here.
     assert_eq!(request(service_addr, "POST", "/admin/outage").await.unwrap().0, 204);
     for _ in 0..3 {
@@ -237,7 +247,7 @@ async fn prometheus_sees_the_breaker_open_refuse_count_down_and_recover() {
     }
     assert_eq!(
         UPSTREAM_CALLS.load(Ordering::Relaxed),
-        3,
+        5,
         "a refusal never reaches the upstream"
     );
 
@@ -273,6 +283,8 @@ async fn prometheus_sees_the_breaker_open_refuse_count_down_and_recover() {
     prometheus
         .until_eq(&q("breaker_probes_total", r#"outcome="success""#), 1.0)
         .await;
+    // The probe's success is a success call too.
+    prometheus.until_eq(&successes, 3.0).await;
     for (from, to) in [("closed", "open"), ("open", "half_open"), ("half_open", "closed")] {
         let transitions = q("breaker_transitions_total", &format!(r#"from="{from}",to="{to}""#));
         prometheus.until_eq(&transitions, 1.0).await;

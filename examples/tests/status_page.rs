@@ -224,6 +224,15 @@ fn the_status_page_shows_a_tripped_breaker_open_in_a_real_chromium() {
         body.contains(r#"<span data-fact="probe-failures">failed probes <b>1</b></span>"#),
         "{body}"
     );
+    // It counts every call: four let through, none succeeded.
+    assert!(
+        body.contains(r#"<span data-fact="calls">calls <b>4</b></span>"#),
+        "{body}"
+    );
+    assert!(
+        body.contains(r#"<span data-fact="successes">successes <b>0</b></span>"#),
+        "{body}"
+    );
     // The timeline: the trip, the probe and its failure, open now, the wait drawn up to
     // the next probe.
     assert!(body.contains(r#"data-phase="open" data-transitions="3""#), "{body}");

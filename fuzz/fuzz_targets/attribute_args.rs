@@ -8,11 +8,12 @@
 //! itself). Which of the two is decided independently, from the argument table and the
 //! restrictions in the documentation of `#[circuit_breaker]`
 //! (`breaker-core/src/attribute.md`): a comma-separated list of known keys, each at most
-//! once, `log` alone or `= true`/`= false`, the others `= value` with the value one
+//! once, the flags `log`, `shadow` and `count_calls` alone or `= true`/`= false`, the others `= value` with the value one
 //! literal of the documented kind and range (durations by [`duration_spec`]) or a path;
 //! and the rules between arguments: `backoff` and `max_cooldown`; `window` (a count or a
-//! time), what needs it, what it excludes (`trip`) and what bounds it (`min_calls`);
-//! `slow_call` and `slow_rate` together; `retry` and the `retry_*` arguments that need
+//! time), what needs it, what it excludes (`trip`) and what bounds it (`min_calls`;
+//! `buckets`, which a time window needs dividing it); `slow_call` and `slow_rate`
+//! together, `slow_failures` after them; `retry` and the `retry_*` arguments that need
 //! it, `retry_max_delay` against `retry_delay` (or its default); `fallback` without
 //! `retry`. A `fallback` naming the function itself needs the function, which the
 //! argument list does not have: that rule is not decided here.
@@ -187,6 +188,8 @@ struct Settings {
     max_cooldown: u32,
     name: Option<String>,
     log: bool,
+    shadow: bool,
+    count_calls: bool,
     history: Option<u32>,
     classify: Option<String>,
     refused: Option<String>,
@@ -197,7 +200,7 @@ struct Settings {
     retry: Option<Retry>,
 }
 
-/// A failure-rate window: `window` and its four settings.
+/// A failure-rate window: `window` and its six settings.
 #[derive(Debug, PartialEq, Eq)]
 struct Window {
     size: Size,
@@ -206,6 +209,10 @@ struct Window {
     min_calls: Option<u32>,
     /// `slow_call` (ms) and `slow_rate`, which come together.
     slow: Option<(u32, u32)>,
+    /// `slow_failures = true` (with a slow-call rule).
+    slow_failures: bool,
+    /// A time window's `buckets`, as given.
+    buckets: Option<u32>,
 }
 
 /// `window = N` or `window = "duration"`.
@@ -241,6 +248,8 @@ impl Settings {
             max_cooldown: c.max_cooldown,
             name: c.name.as_ref().map(syn::LitStr::value),
             log: c.log,
+            shadow: c.shadow,
+            count_calls: c.count_calls,
             history: c.history,
             classify: path(&c.classify),
             refused: path(&c.refused),
@@ -255,6 +264,8 @@ impl Settings {
                 failure_rate: w.failure_rate,
                 min_calls: w.min_calls,
                 slow: w.slow,
+                slow_failures: w.slow_failures,
+                buckets: w.buckets,
             }),
             retry: c.retry.as_ref().map(|r| Retry {
                 retries: r.retries,
@@ -270,7 +281,7 @@ impl Settings {
 }
 
 /// Every argument of the table.
-const KEYS: [&str; 26] = [
+const KEYS: [&str; 30] = [
     "trip",
     "cooldown",
     "probe_lease",
@@ -278,12 +289,16 @@ const KEYS: [&str; 26] = [
     "backoff",
     "max_cooldown",
     "window",
+    "buckets",
     "failure_rate",
     "min_calls",
     "slow_call",
     "slow_rate",
+    "slow_failures",
     "name",
     "log",
+    "shadow",
+    "count_calls",
     "history",
     "classify",
     "refused",
@@ -339,7 +354,9 @@ fn expected(tokens: &TokenStream) -> Result<Settings, String> {
         backoff: integer(value("backoff"), "backoff", 1..=255)?.unwrap_or(1),
         max_cooldown: 0,
         name: None,
-        log: false,
+        log: flag(value("log"), "log")?,
+        shadow: flag(value("shadow"), "shadow")?,
+        count_calls: flag(value("count_calls"), "count_calls")?,
         history: integer(value("history"), "history", 1..=1024)?,
         classify: path(value("classify"), "classify")?,
         refused: path(value("refused"), "refused")?,
@@ -359,15 +376,6 @@ fn expected(tokens: &TokenStream) -> Result<Settings, String> {
         }
         s.name = Some(name);
     }
-    if let Some(v) = value("log") {
-        s.log = match v {
-            [] => true,
-            [TokenTree::Punct(eq), TokenTree::Ident(b)] if eq.as_char() == '=' && (b == "true" || b == "false") => {
-                b == "true"
-            }
-            _ => return Err("`log` is neither a flag nor `= true` / `= false`".into()),
-        };
-    }
     match (max_cooldown, s.backoff) {
         (Some(max), _) if max < s.cooldown => return Err("`max_cooldown` is shorter than `cooldown`".into()),
         (Some(_), 1) => return Err("`max_cooldown` without `backoff` above 1".into()),
@@ -382,12 +390,24 @@ fn expected(tokens: &TokenStream) -> Result<Settings, String> {
     Ok(s)
 }
 
+/// A flag (`log`, `shadow`, `count_calls`): absent is off; alone, `= true` or `= false`.
+fn flag(v: Option<&[TokenTree]>, key: &str) -> Result<bool, String> {
+    match v {
+        None => Ok(false),
+        Some([]) => Ok(true),
+        Some([TokenTree::Punct(eq), TokenTree::Ident(b)]) if eq.as_char() == '=' && (b == "true" || b == "false") => {
+            Ok(b == "true")
+        }
+        Some(_) => Err(format!("`{key}` is neither a flag nor `= true` / `= false`")),
+    }
+}
+
 /// `window` and the settings that belong to it, as the table and the restrictions say.
 fn failure_rate_window<'a>(value: &impl Fn(&str) -> Option<&'a [TokenTree]>) -> Result<Option<Window>, String> {
     let size = match value("window") {
         None => None,
         Some(v) => Some(match literal(v) {
-            Some(syn::Lit::Int(_)) => Size::Calls(integer(Some(v), "window", 1..=51)?.expect("given")),
+            Some(syn::Lit::Int(_)) => Size::Calls(integer(Some(v), "window", 1..=1008)?.expect("given")),
             Some(syn::Lit::Str(_)) => {
                 let ms = duration(Some(v), "window")?.expect("given");
                 if ms < 1_000 {
@@ -405,8 +425,23 @@ fn failure_rate_window<'a>(value: &impl Fn(&str) -> Option<&'a [TokenTree]>) -> 
     let min_calls = integer(value("min_calls"), "min_calls", 1..=10_230)?;
     let slow_call = duration(value("slow_call"), "slow_call")?;
     let slow_rate = integer(value("slow_rate"), "slow_rate", 1..=100)?;
+    let buckets = integer(value("buckets"), "buckets", 1..=240)?;
+    let slow_failures = match value("slow_failures") {
+        None => None,
+        Some([TokenTree::Punct(eq), TokenTree::Ident(b)]) if eq.as_char() == '=' && (b == "true" || b == "false") => {
+            Some(b == "true")
+        }
+        Some(_) => return Err("`slow_failures` is neither `= true` nor `= false`".into()),
+    };
     let Some(size) = size else {
-        for key in ["failure_rate", "min_calls", "slow_call", "slow_rate"] {
+        for key in [
+            "failure_rate",
+            "min_calls",
+            "slow_call",
+            "slow_rate",
+            "slow_failures",
+            "buckets",
+        ] {
             if value(key).is_some() {
                 return Err(format!("`{key}` without `window`"));
             }
@@ -422,16 +457,29 @@ fn failure_rate_window<'a>(value: &impl Fn(&str) -> Option<&'a [TokenTree]>) -> 
         (Some(_), None) => return Err("`slow_call` without `slow_rate`".into()),
         (None, Some(_)) => return Err("`slow_rate` without `slow_call`".into()),
     };
+    if slow_failures.is_some() && slow_call.is_none() {
+        return Err("`slow_failures` without `slow_call`".into());
+    }
     if let (Size::Calls(n), Some(min)) = (&size, min_calls) {
         if min > *n {
             return Err(format!("`min_calls` = {min} is more than `window` = {n} holds"));
         }
     }
+    match (&size, buckets) {
+        (Size::Calls(_), Some(_)) => return Err("`buckets` beside a count window".into()),
+        (Size::Time(ms), Some(b)) if ms % b != 0 => return Err(format!("`buckets` = {b} does not divide {ms} ms")),
+        (Size::Time(_), Some(b)) if min_calls.is_some_and(|min| min > b * 1023) => {
+            return Err(format!("`min_calls` is more than {b} buckets count"))
+        }
+        _ => {}
+    }
     Ok(Some(Window {
         size,
         failure_rate: failure_rate.unwrap_or(50),
         min_calls,
+        slow_failures: slow.is_some() && slow_failures == Some(true),
         slow,
+        buckets,
     }))
 }
 

@@ -1,6 +1,7 @@
 //! The `metrics` feature: every registered breaker's series as a recorder receives them
 //! from `breaker_core::metrics::publish`, through a breaker's life; never-called and
-//! hand-registered breakers included, counters a shared breaker does not keep left out,
+//! hand-registered breakers included, counters a shared breaker does not keep left out (and
+//! published where its policy counts every call),
 //! the failure ratio absent below the minimum number of calls, and a quota reading.
 
 use std::collections::BTreeMap;
@@ -103,6 +104,9 @@ breaker_core::register!(TWIN_B, "metrics-test/twin", CLOCK);
 static RATE: Policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(30)).with_min_calls(4);
 static WINDOWED: SharedBreaker<Windowed> = SharedBreaker::windowed(&RATE, Windowed::calls(()));
 breaker_core::register!(WINDOWED, "metrics-test/windowed", CLOCK);
+static COUNTING_POLICY: Policy = Policy::new(2, Duration::from_secs(30)).counting_calls();
+static COUNTING: SharedBreaker = SharedBreaker::new(&COUNTING_POLICY);
+breaker_core::register!(COUNTING, "metrics-test/counting", CLOCK);
 
 fn state_set(keep: &Keep, breaker: &str) -> [f64; 3] {
     ["closed", "open", "half_open"].map(|s| {
@@ -281,6 +285,34 @@ fn never_called_breakers_are_published_and_shared_names_are_not() {
         .of("metrics-test/idle")
         .iter()
         .all(|s| !s.contains("ratio") && !s.contains("window")));
+}
+
+#[test]
+fn a_breaker_counting_every_call_publishes_its_successes_and_neutral_outcomes() {
+    use breaker_core::Verdict;
+    for r in [Ok(()), Ok(()), Err(Verdict::Neutral), Ok(()), Err(Verdict::Strike)] {
+        let _ = COUNTING.call_classified(&CLOCK, || r, |v| *v);
+    }
+    let keep = Keep::default();
+    ::metrics::with_local_recorder(&keep, publish);
+    let calls = |outcome: &str| {
+        keep.get(&format!(
+            "breaker_calls_total{{breaker=\"metrics-test/counting\",outcome=\"{outcome}\"}}"
+        ))
+    };
+    assert_eq!(
+        ["success", "neutral", "failure", "rejected"].map(calls),
+        [Some(3.0), Some(1.0), Some(1.0), Some(0.0)]
+    );
+    // A breaker that does not count has no success or neutral series (not a zero).
+    assert_eq!(
+        keep.get("breaker_calls_total{breaker=\"metrics-test/idle\",outcome=\"success\"}"),
+        None
+    );
+    assert_eq!(
+        keep.get("breaker_calls_total{breaker=\"metrics-test/idle\",outcome=\"neutral\"}"),
+        None
+    );
 }
 
 #[test]

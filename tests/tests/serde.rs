@@ -94,6 +94,30 @@ fn a_registry_table_serializes_as_its_reports() {
     );
 }
 
+static COUNTING_POLICY: Policy = Policy::new(3, Duration::from_secs(30)).counting_calls();
+static COUNTING: SharedBreaker = SharedBreaker::new(&COUNTING_POLICY);
+static COUNTING_ENTRIES: [Entry; 1] = [Entry::new("counting", &COUNTING, &CLOCK, "counting.rs", 8)];
+
+#[test]
+fn a_report_of_a_breaker_counting_every_call_carries_its_calls_successes_and_neutrals() {
+    let _ = COUNTING.call(&CLOCK, || Ok::<_, std::io::Error>(()));
+    let _ = COUNTING.call(&CLOCK, || {
+        Err::<(), _>(std::io::Error::from(std::io::ErrorKind::TimedOut))
+    });
+    let report = to_json(&Table::new(&COUNTING_ENTRIES))[0].clone();
+    let counters = &report["counters"];
+    assert_eq!(
+        [
+            &counters["calls"],
+            &counters["successes"],
+            &counters["neutrals"],
+            &counters["failures"]
+        ],
+        [&json!(2), &json!(1), &json!(0), &json!(1)]
+    );
+    assert_eq!(report["policy"]["count_calls"], json!(true));
+}
+
 static KEEPING: SharedBreaker<History<2>> = SharedBreaker::with_observer(&POLICY, History::new(()));
 static KEEPING_ENTRIES: [Entry; 1] = [Entry::new("keeping", &KEEPING, &CLOCK, "keeping.rs", 9)];
 
@@ -293,6 +317,38 @@ fn windowed_policies_round_trip_and_nonsense_is_rejected() {
         v["window"].as_object_mut().unwrap().remove("slow_rate");
     })
     .is_err());
+    // Slow failures: written only when counted (so existing JSON reads as before), and
+    // refused without a slow-call rule.
+    let counted = count.with_slow_failures(true);
+    let counted_json = to_json(&counted);
+    assert_eq!(counted_json["window"]["slow_failures"], json!(true));
+    assert_eq!(serde_json::from_value::<Policy>(counted_json).unwrap(), counted);
+    assert_eq!(with(&|v| v["window"]["slow_failures"] = json!(false)).unwrap(), count);
+    assert!(with(&|v| {
+        let w = v["window"].as_object_mut().unwrap();
+        w.remove("slow_rate");
+        w.remove("slow_call_ms");
+        w.insert("slow_failures".into(), json!(true));
+    })
+    .is_err());
+    // Counting every call: written only when set, read back.
+    let counting = count.counting_calls();
+    let counting_json = to_json(&counting);
+    assert_eq!(counting_json["count_calls"], json!(true));
+    assert_eq!(serde_json::from_value::<Policy>(counting_json).unwrap(), counting);
+    assert!(to_json(&count).get("count_calls").is_none());
+    assert_eq!(with(&|v| v["count_calls"] = json!(false)).unwrap(), count);
+    // A count window of 1000 calls (a ring's), and no more than 1008.
+    assert_eq!(
+        with(&|v| {
+            v["window"]["calls"] = json!(1000);
+        })
+        .unwrap()
+        .window()
+        .map(|w| w.size()),
+        Some(WindowSize::Calls(1000))
+    );
+    assert!(with(&|v| v["window"]["calls"] = json!(1009)).is_err());
 }
 
 #[test]

@@ -546,10 +546,12 @@ fn nonsense_windows_are_rejected() {
         Err(PolicyError::WindowOutOfRange)
     );
     assert_eq!(
-        Policy::try_failure_rate(50, WindowSize::Calls(52), c),
+        Policy::try_failure_rate(50, WindowSize::Calls(1009), c),
         Err(PolicyError::WindowOutOfRange)
     );
     assert!(Policy::try_failure_rate(50, WindowSize::Calls(51), c).is_ok());
+    assert!(Policy::try_failure_rate(50, WindowSize::Calls(52), c).is_ok());
+    assert!(Policy::try_failure_rate(50, WindowSize::Calls(breaker_core::MAX_RING_CALLS), c).is_ok());
     assert_eq!(
         Policy::try_failure_rate(50, WindowSize::Time(Duration::from_millis(990)), c),
         Err(PolicyError::WindowOutOfRange)
@@ -580,7 +582,23 @@ fn nonsense_windows_are_rejected() {
     let strikes = Policy::new(3, c);
     assert_eq!(strikes.try_with_min_calls(2), Err(PolicyError::NotWindowed));
     assert_eq!(strikes.try_with_slow_calls(c, 50), Err(PolicyError::NotWindowed));
+    assert_eq!(strikes.try_with_slow_failures(true), Err(PolicyError::NotWindowed));
     assert!(strikes.window().is_none());
+    // Slow failures need the slow-call rule first.
+    assert_eq!(
+        p.try_with_slow_failures(true),
+        Err(PolicyError::SlowFailuresNeedSlowCalls)
+    );
+    assert_eq!(
+        p.try_with_slow_failures(false)
+            .map(|q| q.window().unwrap().slow_failures()),
+        Ok(false)
+    );
+    let timed = p.with_slow_calls(c, 50).with_slow_failures(true);
+    assert!(timed.window().unwrap().slow_failures());
+    // A later slow-call rule keeps the setting.
+    assert!(timed.with_slow_calls(c, 80).window().unwrap().slow_failures());
+    assert_eq!(timed.window().unwrap().slow_calls(), Some((c, 50)));
 }
 
 #[test]
@@ -746,4 +764,285 @@ fn the_single_owner_breaker_takes_a_run_time_policy_of_either_kind() {
     }
     assert_eq!(b.phase(secs(1)), Phase::Open);
     assert!(Breaker::try_with_observer(Policy::new(3, Duration::from_secs(1)), ()).is_ok());
+}
+
+// ---- large count windows, sixty buckets, slow failures -------------------------------------
+
+#[test]
+fn a_count_window_beyond_51_calls_needs_a_ring() {
+    let big = Policy::failure_rate(50, WindowSize::Calls(1000), Duration::from_secs(1));
+    assert_eq!(
+        SharedBreaker::try_with_policy_and_observer(big, Windowed::calls(())).err(),
+        Some(PolicyError::NeedsCallRing)
+    );
+    assert_eq!(
+        Breaker::try_with_observer(big, Windowed::calls(())).err(),
+        Some(PolicyError::NeedsCallRing)
+    );
+    assert!(SharedBreaker::try_with_policy_and_observer(big, Windowed::ring(())).is_ok());
+    // A ring holds small windows too; it is a count window's storage, not a time window's.
+    let small = Policy::failure_rate(50, WindowSize::Calls(5), Duration::from_secs(1));
+    assert!(SharedBreaker::try_with_policy_and_observer(small, Windowed::ring(())).is_ok());
+    let time = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(1));
+    assert_eq!(
+        SharedBreaker::try_with_policy_and_observer(time, Windowed::ring(())).err(),
+        Some(PolicyError::NeedsTimeWindow)
+    );
+    assert_eq!(
+        PolicyError::NeedsCallRing.to_string(),
+        "this policy's count window holds more than 51 calls: give the breaker `Windowed::ring(..)`"
+    );
+}
+
+#[test]
+fn a_window_of_1000_calls_trips_on_the_call_that_reaches_the_rate() {
+    // resilience4j's shape, ten times its default window: 50 % of the last 1000 calls.
+    static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(1000), Duration::from_secs(60));
+    static BIG: SharedBreaker<Windowed<breaker_core::CallRing>> = SharedBreaker::windowed(&POLICY, Windowed::ring(()));
+    let mut single = Breaker::windowed(POLICY, Windowed::ring(()));
+    let clock = ManualClock::new(secs(1));
+    let call = |single: &mut Breaker<Windowed<breaker_core::CallRing>>, ok: bool| {
+        let p = single.try_acquire(secs(1)).unwrap();
+        single.record(p, if ok { S } else { F }, secs(1));
+        let _ = BIG.call(&clock, || if ok { Ok(()) } else { Err(V(Verdict::Strike)) });
+    };
+    // 999 calls, every other one a failure from the second on: below the minimum (1000)
+    // whatever the rate.
+    for i in 0..999 {
+        call(&mut single, i % 2 == 0);
+    }
+    let held = WindowStats {
+        calls: 999,
+        failures: 499,
+        slow: 0,
+    };
+    assert_eq!(single.window_stats(secs(1)), Some(held));
+    assert_eq!(BIG.window_stats(secs(1)), Some(held));
+    // The 1000th, a success: 499 of 1000 failed, 49.9 %.
+    call(&mut single, true);
+    assert_eq!(BIG.phase(secs(1)), Phase::Closed);
+    // A full window slides: the next failure pushes out the oldest call (a success), and
+    // makes 500 of 1000.
+    call(&mut single, false);
+    assert_eq!(single.phase(secs(1)), Phase::Open);
+    assert_eq!(BIG.phase(secs(1)), Phase::Open);
+    assert_eq!(core::mem::size_of::<breaker_core::CallRing>(), 520);
+    assert_eq!(core::mem::size_of::<breaker_core::CallWindow>(), 16);
+}
+
+#[test]
+fn a_healthy_ring_slides_without_counting_its_old_failures() {
+    let policy = Policy::failure_rate(10, WindowSize::Calls(200), Duration::from_secs(60));
+    let mut b = Breaker::windowed(policy, Windowed::ring(()));
+    let t = secs(1);
+    // 19 failures among the first 20 calls, then 1000 successes: the window (the last
+    // 200) forgot them after 200 more calls.
+    for i in 0..1020 {
+        let p = b.try_acquire(t).unwrap();
+        b.record(p, if i < 20 && i != 3 { F } else { S }, t);
+        if i == 199 {
+            assert_eq!(b.window_stats(t).map(|s| (s.calls, s.failures)), Some((200, 19)));
+        }
+    }
+    assert_eq!(b.phase(t), Phase::Closed);
+    assert_eq!(b.window_stats(t).map(|s| (s.calls, s.failures)), Some((200, 0)));
+}
+
+#[test]
+fn a_60_second_window_in_60_buckets_counts_per_second() {
+    // resilience4j's time window: one bucket per second, here over a minute.
+    static POLICY: Policy =
+        Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(60)), Duration::from_secs(30))
+            .with_min_calls(100);
+    static MINUTE: SharedBreaker<Windowed<TimeWindow<60>>> =
+        SharedBreaker::windowed(&POLICY, Windowed::time_buckets(()));
+    let mut single: Breaker<Windowed<TimeWindow<60>>> = Breaker::windowed(POLICY, Windowed::time_buckets(()));
+    let clock = ManualClock::new(Instant::ZERO);
+    // Two calls in each second 0 ..= 59, the second of each pair a failure from second 30 on.
+    for s in 0..60u32 {
+        for k in 0..2 {
+            clock.set(secs(s).wrapping_add(Duration::from_millis(100 * k)));
+            let fail = s >= 30 && k == 1;
+            let p = single.try_acquire(clock.now()).unwrap();
+            single.record(p, if fail { F } else { S }, clock.now());
+            let _ = MINUTE.call(&clock, || if fail { Err(V(Verdict::Strike)) } else { Ok(()) });
+        }
+    }
+    let at = |s: u32, ms: u32| secs(s).wrapping_add(Duration::from_millis(ms));
+    let full = WindowStats {
+        calls: 120,
+        failures: 30,
+        slow: 0,
+    };
+    assert_eq!(MINUTE.window_stats(at(59, 999)), Some(full));
+    assert_eq!(single.window_stats(at(59, 999)), Some(full));
+    // Each second, one bucket (1 s wide, not ten seconds' worth) leaves the window.
+    assert_eq!(MINUTE.window_stats(secs(60)).map(|s| s.calls), Some(118));
+    assert_eq!(MINUTE.window_stats(secs(61)).map(|s| s.calls), Some(116));
+    // At 89 s the window is seconds 30 ..= 89: the failing half minute.
+    assert_eq!(
+        MINUTE.window_stats(secs(89)).map(|s| (s.calls, s.failures)),
+        Some((60, 30))
+    );
+    assert_eq!(
+        single.window_stats(secs(89)).map(|s| (s.calls, s.failures)),
+        Some((60, 30))
+    );
+    assert_eq!(
+        MINUTE.window_stats(secs(118)).map(|s| (s.calls, s.failures)),
+        Some((2, 1))
+    );
+    assert_eq!(MINUTE.window_stats(secs(119)).map(|s| s.calls), Some(0));
+    // At 89 s: 30 of 60 failed, but 60 calls are below the minimum of 100; 39 failures more
+    // make 99 calls, the 40th 100 calls of which 70 failed: it trips.
+    clock.set(secs(89));
+    for _ in 0..39 {
+        let _ = MINUTE.call(&clock, || Err::<(), _>(V(Verdict::Strike)));
+    }
+    assert_eq!(MINUTE.phase(secs(89)), Phase::Closed);
+    let _ = MINUTE.call(&clock, || Err::<(), _>(V(Verdict::Strike)));
+    assert_eq!(MINUTE.phase(secs(89)), Phase::Open);
+    assert_eq!(core::mem::size_of::<TimeWindow<60>>(), 480);
+    assert_eq!(core::mem::size_of::<TimeWindow>(), 80);
+}
+
+#[test]
+fn a_time_window_needs_whole_ms_per_bucket_and_room_for_min_calls() {
+    let c = Duration::from_secs(1);
+    // 1 s in 60 buckets: 16.67 ms each, refused; 1.2 s: 20 ms each.
+    let odd = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(1)), c);
+    assert_eq!(
+        SharedBreaker::try_with_policy_and_observer(odd, Windowed::<TimeWindow<60>>::time_buckets(())).err(),
+        Some(PolicyError::BucketsOutOfRange)
+    );
+    let fine = Policy::failure_rate(50, WindowSize::Time(Duration::from_millis(1200)), c);
+    assert!(SharedBreaker::try_with_policy_and_observer(fine, Windowed::<TimeWindow<60>>::time_buckets(())).is_ok());
+    // Two buckets count at most 2 x 1023 calls: a minimum of 3000 would never be reached.
+    let many = fine.with_min_calls(3000);
+    assert_eq!(
+        Breaker::try_with_observer(many, Windowed::<TimeWindow<2>>::time_buckets(())).err(),
+        Some(PolicyError::BucketsOutOfRange)
+    );
+    assert!(Breaker::try_with_observer(many, Windowed::<TimeWindow<3>>::time_buckets(())).is_ok());
+}
+
+#[test]
+fn slow_failures_count_in_the_slow_call_rate_only_when_asked() {
+    // 10 calls: 4 slow failures (3 s), 2 fast failures, 3 slow successes, 1 fast success.
+    let calls: [(bool, u32); 10] = [
+        (false, 3000),
+        (true, 3000),
+        (false, 10),
+        (false, 3000),
+        (true, 3000),
+        (true, 10),
+        (false, 3000),
+        (false, 10),
+        (true, 3000),
+        (false, 3000),
+    ];
+    let base = Policy::failure_rate(100, WindowSize::Calls(10), Duration::from_secs(60))
+        .with_slow_calls(Duration::from_secs(2), 70);
+    let run = |policy: Policy| {
+        let mut single = Breaker::windowed(policy, Windowed::calls(()));
+        let shared = SharedBreaker::windowed(leak(policy), Windowed::ring(()));
+        let clock = ManualClock::new(secs(1));
+        for (ok, took) in calls {
+            let start = clock.now();
+            let p = single.try_acquire(start).unwrap();
+            let outcome = if ok { S } else { F };
+            single.record_timed(p, outcome, start, start.wrapping_add(Duration::from_millis(took)));
+            let _ = shared.call(&clock, || {
+                clock.advance(Duration::from_millis(took));
+                if ok {
+                    Ok(())
+                } else {
+                    Err(V(Verdict::Strike))
+                }
+            });
+            clock.set(start);
+        }
+        let (a, b) = (single.window_stats(secs(1)), shared.window_stats(secs(1)));
+        assert_eq!(a, b);
+        (a.unwrap(), single.phase(secs(1)), shared.phase(secs(1)))
+    };
+    // The default: a failure is a failure however long it took. 3 slow of 10: 30 %.
+    let (stats, ..) = run(base);
+    assert_eq!(
+        stats,
+        WindowStats {
+            calls: 10,
+            failures: 6,
+            slow: 3
+        }
+    );
+    // resilience4j's way: the 4 slow failures are slow calls too, 7 of 10: 70 %, which
+    // trips on the tenth call (at the ninth, 6 of 9 is 66.7 %).
+    let counted = base.with_slow_failures(true);
+    let (stats, single, shared) = run(counted);
+    assert_eq!((single, shared), (Phase::Open, Phase::Open));
+    assert_eq!(stats, WindowStats::default()); // cleared by the trip
+    let (stats, ..) = run(counted.with_slow_calls(Duration::from_secs(2), 71));
+    assert_eq!(
+        stats,
+        WindowStats {
+            calls: 10,
+            failures: 6,
+            slow: 7
+        }
+    );
+    // A time window counts them the same way.
+    let timed = Policy::failure_rate(100, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(60))
+        .with_min_calls(10)
+        .with_slow_calls(Duration::from_secs(2), 71)
+        .with_slow_failures(true);
+    let mut b = Breaker::windowed(timed, Windowed::time(()));
+    for (ok, took) in calls {
+        let p = b.try_acquire(secs(1)).unwrap();
+        b.record_timed(
+            p,
+            if ok { S } else { F },
+            secs(1),
+            secs(1).wrapping_add(Duration::from_millis(took)),
+        );
+    }
+    assert_eq!(
+        b.window_stats(secs(1)),
+        Some(WindowStats {
+            calls: 10,
+            failures: 6,
+            slow: 7
+        })
+    );
+}
+
+#[test]
+fn a_snapshot_keeps_a_slow_failure_as_a_failure() {
+    let policy = Policy::failure_rate(100, WindowSize::Calls(10), Duration::from_secs(60))
+        .with_slow_calls(Duration::from_secs(2), 100)
+        .with_slow_failures(true);
+    let mut b = Breaker::windowed(policy, Windowed::calls(()));
+    for ok in [false, true] {
+        let p = b.try_acquire(secs(1)).unwrap();
+        b.record_timed(p, if ok { S } else { F }, secs(1), secs(4));
+    }
+    assert_eq!(
+        b.window_stats(secs(4)).map(|s| (s.calls, s.failures, s.slow)),
+        Some((2, 1, 2))
+    );
+    let snapshot = b.snapshot(secs(4));
+    assert_eq!(
+        snapshot.window,
+        breaker_core::WindowSnapshot::Calls {
+            len: 2,
+            failures: 0b10,
+            slow: 0b01
+        }
+    );
+    let mut back = Breaker::windowed(policy, Windowed::calls(()));
+    back.restore(&snapshot, secs(0));
+    assert_eq!(
+        back.window_stats(secs(0)).map(|s| (s.calls, s.failures, s.slow)),
+        Some((2, 1, 1))
+    );
 }

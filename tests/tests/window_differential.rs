@@ -3,13 +3,15 @@
 //! without packing, atomics or fast paths. Random histories of calls (with durations),
 //! held permits reported late (stale or not), clock moves (backwards and across the
 //! counter's wrap), resets, predicted trips and recoveries must give the same phase,
-//! window contents, counters and snapshots on all three.
+//! window contents, counters and snapshots on all three: for each storage (a `CallWindow`,
+//! a `CallRing` of small and of large windows up to 1008 calls, a `TimeWindow` of ten and
+//! of sixty buckets), with and without slow failures counted as slow calls.
 
 use std::collections::VecDeque;
 
 use breaker_core::{
-    Breaker, CallError, CallWindow, Classify, Clock, Counters, Duration, Instant, ManualClock, Outcome, Permit, Phase,
-    Policy, Reason, SharedBreaker, SharedPermit, TimeWindow, Verdict, WindowSize, WindowStats, Windowed,
+    Breaker, CallError, CallRing, CallWindow, Classify, Clock, Counters, Duration, Instant, ManualClock, Outcome,
+    Permit, Phase, Policy, Reason, SharedBreaker, SharedPermit, TimeWindow, Verdict, WindowSize, WindowStats, Windowed,
 };
 use proptest::prelude::*;
 use tests::differential::kept;
@@ -19,6 +21,8 @@ enum Sample {
     Ok,
     Fail,
     Slow,
+    /// A slow failure, with a rule that counts them as slow calls too.
+    SlowFail,
 }
 
 /// The reference: the closed state's samples, oldest first, each with its bucket number
@@ -30,18 +34,26 @@ struct Reference {
     /// Bumped on every transition: a permit of an older epoch is stale.
     epoch: u64,
     samples: VecDeque<(u32, Sample)>,
+    /// A time window's buckets.
+    buckets: u32,
+    /// Bucket numbers count modulo this: the buckets times the largest power of two that
+    /// keeps it at most 2^22 (10 x 2^18 for ten buckets), as documented.
+    numbers: u32,
 }
 
-/// Bucket numbers count modulo this (10 x 2^18), as documented.
-const NUMBERS: u32 = 10 << 18;
-
 impl Reference {
-    fn new(policy: Policy) -> Reference {
+    fn new(policy: Policy, buckets: u32) -> Reference {
+        let mut numbers = buckets;
+        while numbers * 2 <= 1 << 22 {
+            numbers *= 2;
+        }
         Reference {
             policy,
             closed: true,
             epoch: 0,
             samples: VecDeque::new(),
+            buckets,
+            numbers,
         }
     }
 
@@ -52,31 +64,33 @@ impl Reference {
     fn width(&self) -> Option<u32> {
         match self.rule().size() {
             WindowSize::Calls(_) => None,
-            WindowSize::Time(span) => Some(span.as_millis() / 10),
+            WindowSize::Time(span) => Some(span.as_millis() / self.buckets),
         }
     }
 
     /// The current bucket for a reading in bucket `n`: the newest bucket held if it is
     /// ahead by less than the window (no time passed), else `n`.
     fn current(&self, n: u32) -> u32 {
+        let (numbers, buckets) = (self.numbers, self.buckets);
         let ahead = self
             .samples
             .iter()
-            .map(|(b, _)| (b + NUMBERS - n) % NUMBERS)
-            .filter(|a| *a < 10)
+            .map(|(b, _)| (b + numbers - n) % numbers)
+            .filter(|a| *a < buckets)
             .max()
             .unwrap_or(0);
-        (n + ahead) % NUMBERS
+        (n + ahead) % numbers
     }
 
     fn live(&self, now: Instant) -> Vec<Sample> {
         match self.width() {
             None => self.samples.iter().map(|(_, s)| *s).collect(),
             Some(w) => {
-                let cur = self.current(now.as_millis() / w % NUMBERS);
+                let (numbers, buckets) = (self.numbers, self.buckets);
+                let cur = self.current(now.as_millis() / w % numbers);
                 self.samples
                     .iter()
-                    .filter(|(b, _)| (cur + NUMBERS - b) % NUMBERS < 10)
+                    .filter(|(b, _)| (cur + numbers - b) % numbers < buckets)
                     .map(|(_, s)| *s)
                     .collect()
             }
@@ -90,8 +104,14 @@ impl Reference {
         let live = self.live(now);
         WindowStats {
             calls: live.len() as u32,
-            failures: live.iter().filter(|s| **s == Sample::Fail).count() as u32,
-            slow: live.iter().filter(|s| **s == Sample::Slow).count() as u32,
+            failures: live
+                .iter()
+                .filter(|s| matches!(s, Sample::Fail | Sample::SlowFail))
+                .count() as u32,
+            slow: live
+                .iter()
+                .filter(|s| matches!(s, Sample::Slow | Sample::SlowFail))
+                .count() as u32,
         }
     }
 
@@ -122,7 +142,10 @@ impl Reference {
                 Some((slower_than, _)) if took > slower_than => Sample::Slow,
                 _ => Sample::Ok,
             },
-            Outcome::Error(Verdict::Strike) => Sample::Fail,
+            Outcome::Error(Verdict::Strike) => match rule.slow_calls() {
+                Some((slower_than, _)) if rule.slow_failures() && took > slower_than => Sample::SlowFail,
+                _ => Sample::Fail,
+            },
             Outcome::Error(Verdict::Neutral) => return,
             Outcome::Error(_) => return self.transition(false), // a trip verdict
         };
@@ -134,9 +157,10 @@ impl Reference {
                 }
             }
             (_, Some(w)) => {
-                let cur = self.current(now.as_millis() / w % NUMBERS);
+                let (numbers, buckets) = (self.numbers, self.buckets);
+                let cur = self.current(now.as_millis() / w % numbers);
                 // The bucket's slot is taken over: whatever else it held is gone.
-                self.samples.retain(|(b, _)| *b == cur || b % 10 != cur % 10);
+                self.samples.retain(|(b, _)| *b == cur || b % buckets != cur % buckets);
                 self.samples.push_back((cur, sample));
             }
             _ => unreachable!(),
@@ -176,6 +200,14 @@ enum Op {
     Trip,
     /// Wait out the cooldown and close with a successful probe.
     Recover,
+    /// `n` calls in a row, each a strike one time in `fail` and slow (60 ms) one time in
+    /// `slow`, 0 to 2 ms apart, drawn from `seed`: enough to fill and slide a large window.
+    Run {
+        n: u32,
+        fail: u32,
+        slow: u32,
+        seed: u64,
+    },
 }
 
 fn outcome() -> impl Strategy<Value = Outcome> {
@@ -201,13 +233,11 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// Small windowed policies, so that short histories trip, recover and slide.
-fn policy() -> impl Strategy<Value = Policy> {
-    let size = prop_oneof![
-        (1u32..9).prop_map(WindowSize::Calls),
-        (100u32..301).prop_map(|w| WindowSize::Time(Duration::from_millis(w * 10))),
-    ];
-    (size, 1u32..=100, 1u32..12, proptest::option::of((1u32..40, 1u32..=100))).prop_map(|(size, rate, min, slow)| {
+/// A windowed policy of `size`, its other settings drawn: `min` calls at most (and at most
+/// the window), the slow-call rule and its slow failures.
+fn settings(size: impl Strategy<Value = WindowSize>, min: u32) -> impl Strategy<Value = Policy> {
+    let slow = proptest::option::of((1u32..40, 1u32..=100, any::<bool>()));
+    (size, 1u32..=100, 1..=min, slow).prop_map(|(size, rate, min, slow)| {
         let p = Policy::failure_rate(rate, size, Duration::from_millis(500));
         let most = match size {
             WindowSize::Calls(n) => n,
@@ -215,10 +245,43 @@ fn policy() -> impl Strategy<Value = Policy> {
         };
         let p = p.with_min_calls(min.min(most));
         match slow {
-            Some((ms, pct)) => p.with_slow_calls(Duration::from_millis(ms), pct),
+            Some((ms, pct, slow_failures)) => p
+                .with_slow_calls(Duration::from_millis(ms), pct)
+                .with_slow_failures(slow_failures),
             None => p,
         }
     })
+}
+
+/// Small windowed policies, so that short histories trip, recover and slide.
+fn policy() -> impl Strategy<Value = Policy> {
+    let size = prop_oneof![
+        (1u32..9).prop_map(WindowSize::Calls),
+        (100u32..301).prop_map(|w| WindowSize::Time(Duration::from_millis(w * 10))),
+        // Whole ms per bucket of sixty (17 to 50 ms): these run in sixty buckets too.
+        (17u32..51).prop_map(|w| WindowSize::Time(Duration::from_millis(w * 60))),
+    ];
+    settings(size, 11)
+}
+
+/// The storages a policy of `size` can be given: `large` picks the ring for a count window
+/// (which needs it beyond 51 calls), the sixty buckets for a time window of whole
+/// milliseconds per bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Storage {
+    Calls,
+    Ring,
+    Time,
+    Time60,
+}
+
+fn storage(size: WindowSize, large: bool) -> Storage {
+    match size {
+        WindowSize::Calls(n) if large || n > breaker_core::MAX_WINDOW_CALLS => Storage::Ring,
+        WindowSize::Calls(_) => Storage::Calls,
+        WindowSize::Time(span) if large && span.as_millis() % 60 == 0 => Storage::Time60,
+        WindowSize::Time(_) => Storage::Time,
+    }
 }
 
 /// What a held permit's gate gave.
@@ -355,40 +418,75 @@ impl<W: breaker_core::WindowStore + 'static> Pair for Both<W> {
     }
 }
 
-fn run(policy: Policy, ops: &[Op]) -> Result<(), TestCaseError> {
-    let clock: &'static ManualClock = Box::leak(Box::new(ManualClock::new(Instant::from_millis(1_000))));
+fn both<W: breaker_core::WindowStore + 'static>(
+    policy: Policy,
+    clock: &'static ManualClock,
+    new: fn() -> Windowed<W>,
+) -> Box<dyn Pair> {
     let leaked: &'static Policy = Box::leak(Box::new(policy));
-    let mut pair: Box<dyn Pair> = if policy.window().unwrap().is_time() {
-        Box::new(Both::<TimeWindow> {
-            single: Breaker::windowed(policy, Windowed::time(())),
-            shared: Box::leak(Box::new(SharedBreaker::windowed(leaked, Windowed::time(())))),
-            clock,
-            held: Vec::new(),
-        })
-    } else {
-        Box::new(Both::<CallWindow> {
-            single: Breaker::windowed(policy, Windowed::calls(())),
-            shared: Box::leak(Box::new(SharedBreaker::windowed(leaked, Windowed::calls(())))),
-            clock,
-            held: Vec::new(),
-        })
+    Box::new(Both::<W> {
+        single: Breaker::try_with_observer(policy, new()).expect("the storage fits"),
+        shared: Box::leak(Box::new(
+            SharedBreaker::try_with_policy_and_observer(leaked, new()).expect("the storage fits"),
+        )),
+        clock,
+        held: Vec::new(),
+    })
+}
+
+/// A call through the pair and the reference alike.
+fn call(
+    pair: &mut dyn Pair,
+    reference: &mut Reference,
+    clock: &ManualClock,
+    outcome: Outcome,
+    took: u32,
+) -> Result<(), TestCaseError> {
+    let now = clock.now();
+    let closed = reference.closed;
+    let (a, b) = pair.call(clock, outcome, took);
+    prop_assert_eq!(a, b, "gates differ");
+    if closed {
+        prop_assert!(a, "a closed breaker lets calls through");
+        let epoch = reference.epoch;
+        let end = now.wrapping_add(Duration::from_millis(took));
+        reference.call(epoch, outcome, Duration::from_millis(took), end);
+    } else if a {
+        reference.probe(outcome);
+    }
+    Ok(())
+}
+
+fn run(policy: Policy, storage: Storage, ops: &[Op]) -> Result<(), TestCaseError> {
+    let clock: &'static ManualClock = Box::leak(Box::new(ManualClock::new(Instant::from_millis(1_000))));
+    let mut pair = match storage {
+        Storage::Calls => both::<CallWindow>(policy, clock, || Windowed::calls(())),
+        Storage::Ring => both::<CallRing>(policy, clock, || Windowed::ring(())),
+        Storage::Time => both::<TimeWindow>(policy, clock, || Windowed::time(())),
+        Storage::Time60 => both::<TimeWindow<60>>(policy, clock, || Windowed::time_buckets(())),
     };
-    let mut reference = Reference::new(policy);
+    let mut reference = Reference::new(policy, if storage == Storage::Time60 { 60 } else { 10 });
     let mut trips = 0u32;
     for op in ops {
         let now = clock.now();
         match *op {
-            Op::Call(outcome, took) => {
-                let closed = reference.closed;
-                let (a, b) = pair.call(clock, outcome, took);
-                prop_assert_eq!(a, b, "gates differ");
-                if closed {
-                    prop_assert!(a, "a closed breaker lets calls through");
-                    let epoch = reference.epoch;
-                    let end = now.wrapping_add(Duration::from_millis(took));
-                    reference.call(epoch, outcome, Duration::from_millis(took), end);
-                } else if a {
-                    reference.probe(outcome);
+            Op::Call(outcome, took) => call(&mut *pair, &mut reference, clock, outcome, took)?,
+            Op::Run { n, fail, slow, seed } => {
+                let mut x = seed | 1;
+                for _ in 0..n {
+                    // xorshift64: the run's outcomes and durations.
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    let outcome = if x % u64::from(fail) == 0 {
+                        Outcome::STRIKE
+                    } else {
+                        Outcome::Success
+                    };
+                    let took = if (x >> 20) % u64::from(slow) == 0 { 60 } else { 0 };
+                    call(&mut *pair, &mut reference, clock, outcome, took)?;
+                    // Time passes (no bucket fills up: the reference does not halve them).
+                    clock.advance(Duration::from_millis((x >> 40) as u32 % 3));
                 }
             }
             Op::Hold => match pair.hold(clock, reference.epoch) {
@@ -446,7 +544,41 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(4_000))]
 
     #[test]
-    fn windowed_breakers_match_the_vecdeque_reference(policy in policy(), ops in prop::collection::vec(op(), 1..150)) {
-        run(policy, &ops)?;
+    fn windowed_breakers_match_the_vecdeque_reference(
+        policy in policy(),
+        large in any::<bool>(),
+        ops in prop::collection::vec(op(), 1..150),
+    ) {
+        let storage = storage(policy.window().unwrap().size(), large);
+        run(policy, storage, &ops)?;
+    }
+}
+
+/// Large count windows (52 to 1008 calls, in a `CallRing`): runs of hundreds of calls fill
+/// them and slide them, among the other operations. (Not time windows: a run after the
+/// clock stepped back piles into one bucket, past the 1023 calls at which a bucket halves
+/// its counts, which the reference does not model.)
+fn large_policy() -> impl Strategy<Value = Policy> {
+    let size = prop_oneof![
+        3 => (52u32..=breaker_core::MAX_RING_CALLS).prop_map(WindowSize::Calls),
+        1 => Just(WindowSize::Calls(1000)),
+    ];
+    settings(size, 1008)
+}
+
+fn large_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        8 => op(),
+        2 => (1u32..1500, 1u32..40, 1u32..40, any::<u64>()).prop_map(|(n, fail, slow, seed)| Op::Run { n, fail, slow, seed }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn large_windows_match_the_vecdeque_reference(policy in large_policy(), ops in prop::collection::vec(large_op(), 1..40)) {
+        let storage = storage(policy.window().unwrap().size(), true);
+        run(policy, storage, &ops)?;
     }
 }

@@ -13,13 +13,19 @@
 //!   fails, 6 %, below the threshold): every call changes it, one compare-and-swap;
 //! * `ours-window-time`: a time window: every call counts in its bucket (a full bucket
 //!   halves its counts and goes on), one clock read, one compare-and-swap and a read of the
-//!   ten buckets to judge the window.
+//!   ten buckets to judge the window;
+//! * `ours-window-ring`, `ours-window-ring-dirty`: the large count window, a `CallRing` of
+//!   the last 1000 calls (resilience4j's default of 100, ten times over), steady and with a
+//!   failure in it (every 16th call), beside `recloser-rate-1000`, recloser's ring of the
+//!   last 1000 calls;
+//! * `ours-window-time60`: a time window of 60 s in 60 buckets (`TimeWindow<60>`): every
+//!   call reads sixty buckets.
 
 use std::hint::black_box;
 use std::time::Duration as StdDuration;
 
 use breaker_core::{
-    CallWindow, Clock, Duration, Observer, Policy, SharedBreaker, StdClock, TimeWindow, WindowSize, Windowed,
+    CallRing, CallWindow, Clock, Duration, Observer, Policy, SharedBreaker, StdClock, TimeWindow, WindowSize, Windowed,
 };
 use failsafe::CircuitBreaker as _;
 
@@ -32,8 +38,17 @@ static COUNT_POLICY: Policy =
 static TIME_POLICY: Policy =
     Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(30)).with_min_calls(10);
 
+/// 50 % of the last 1000 calls (judged from 10 calls on); 30 s open.
+static RING_POLICY: Policy =
+    Policy::failure_rate(50, WindowSize::Calls(1000), Duration::from_secs(30)).with_min_calls(10);
+/// 50 % of the last 60 s, in 60 buckets, from 10 calls on; 30 s open.
+static MINUTE_POLICY: Policy =
+    Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(60)), Duration::from_secs(30)).with_min_calls(10);
+
 type CountBreaker = SharedBreaker<Windowed<CallWindow>>;
 type TimeBreaker = SharedBreaker<Windowed<TimeWindow>>;
+type RingBreaker = SharedBreaker<Windowed<CallRing>>;
+type MinuteBreaker = SharedBreaker<Windowed<TimeWindow<60>>>;
 type FailsafeRate =
     failsafe::StateMachine<failsafe::failure_policy::SuccessRateOverTimeWindow<failsafe::backoff::Constant>, ()>;
 
@@ -43,6 +58,24 @@ fn new_count() -> CountBreaker {
 
 fn new_time() -> TimeBreaker {
     SharedBreaker::windowed(&TIME_POLICY, Windowed::time(()))
+}
+
+fn new_ring() -> RingBreaker {
+    SharedBreaker::windowed(&RING_POLICY, Windowed::ring(()))
+}
+
+fn new_minute() -> MinuteBreaker {
+    SharedBreaker::windowed(&MINUTE_POLICY, Windowed::time_buckets(()))
+}
+
+/// recloser 1.4: a failure rate of 50 % over a ring of the last 1000 calls, 30 s open.
+fn new_recloser_rate_1000() -> recloser::Recloser {
+    recloser::Recloser::custom()
+        .error_rate(0.5)
+        .closed_len(1000)
+        .half_open_len(1)
+        .open_wait(StdDuration::from_secs(30))
+        .build()
 }
 
 /// recloser 1.4: a failure rate of 50 % over a ring of the last 20 calls (it judges once
@@ -85,7 +118,7 @@ fn loop_windowed<O: Observer, C: Clock>(b: &SharedBreaker<O>, clock: &C, n: u64)
 
 /// One call in 16 fails (`i % 16 == 15`): a count window of 20 always holds a failure.
 #[inline(never)]
-fn loop_window_dirty(b: &CountBreaker, n: u64) -> u64 {
+fn loop_window_dirty<O: Observer>(b: &SharedBreaker<O>, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
         let r = b.call(&StdClock, || if i % 16 == 15 { Err(black_box(Fail)) } else { work(i) });
@@ -153,6 +186,51 @@ fn run_window_time(n: u64) -> StdDuration {
     let b = new_time();
     let b = black_box(&b);
     timed(n, Expect::AllOk, "ours, time window", || loop_windowed(b, &StdClock, n))
+}
+
+/// A ring of 1000 already holding 1000 clean successes: the steady state.
+fn steady_ring() -> RingBreaker {
+    let b = new_ring();
+    loop_windowed(&b, &StdClock, 1000);
+    b
+}
+
+fn run_window_ring(n: u64) -> StdDuration {
+    let b = steady_ring();
+    let b = black_box(&b);
+    timed(n, Expect::AllOk, "ours, ring of 1000", || {
+        loop_windowed(b, &StdClock, n)
+    })
+}
+
+fn run_window_ring_dirty(n: u64) -> StdDuration {
+    let b = new_ring();
+    let b = black_box(&b);
+    let start = std::time::Instant::now();
+    let acc = loop_window_dirty(b, n);
+    let elapsed = start.elapsed();
+    assert_eq!(
+        black_box(acc),
+        dirty_sum(n),
+        "ours, dirty ring of 1000: a call was refused"
+    );
+    elapsed
+}
+
+fn run_window_time60(n: u64) -> StdDuration {
+    let b = new_minute();
+    let b = black_box(&b);
+    timed(n, Expect::AllOk, "ours, time window of 60 buckets", || {
+        loop_windowed(b, &StdClock, n)
+    })
+}
+
+fn run_recloser_rate_1000(n: u64) -> StdDuration {
+    let b = new_recloser_rate_1000();
+    let b = black_box(&b);
+    timed(n, Expect::AllOk, "recloser, rate over 1000", || {
+        super::loop_recloser(b, n)
+    })
 }
 
 fn run_recloser_rate(n: u64) -> StdDuration {
@@ -234,6 +312,30 @@ pub const CASES: &[Case] = &[
         label: "failsafe 1.3, success rate over 10 s",
         group: Group::Closed,
         run: run_failsafe_rate,
+    },
+    Case {
+        key: "ours-window-ring",
+        label: "breaker-core, count window (1000 calls, CallRing), steady",
+        group: Group::Closed,
+        run: run_window_ring,
+    },
+    Case {
+        key: "ours-window-ring-dirty",
+        label: "breaker-core, count window (1000 calls, CallRing), a failure in it",
+        group: Group::Closed,
+        run: run_window_ring_dirty,
+    },
+    Case {
+        key: "recloser-rate-1000",
+        label: "recloser 1.4, rate over 1000 calls",
+        group: Group::Closed,
+        run: run_recloser_rate_1000,
+    },
+    Case {
+        key: "ours-window-time60",
+        label: "breaker-core, time window (60 s, 60 buckets)",
+        group: Group::Closed,
+        run: run_window_time60,
     },
     Case {
         key: "ours-window-calls-2t",
@@ -323,8 +425,26 @@ pub fn footprints() -> Vec<Footprint> {
             trip_windowed,
         ),
         footprint(
+            "breaker-core, count window of 1000 (CallRing)",
+            new_ring,
+            |b, n| loop_windowed(b, &StdClock, n),
+            trip_windowed,
+        ),
+        footprint(
+            "breaker-core, time window of 60 buckets",
+            new_minute,
+            |b, n| loop_windowed(b, &StdClock, n),
+            trip_windowed,
+        ),
+        footprint(
             "recloser 1.4, rate",
             new_recloser_rate,
+            super::loop_recloser,
+            trip_recloser_rate,
+        ),
+        footprint(
+            "recloser 1.4, rate over 1000",
+            new_recloser_rate_1000,
             super::loop_recloser,
             trip_recloser_rate,
         ),
@@ -375,5 +495,14 @@ pub fn print_targets(stats: &[(&'static str, bench::Stats)]) {
     );
     if let (Some(r), Some(f)) = (get("recloser-rate"), get("failsafe-rate")) {
         println!("- peers with a rate rule (medians): recloser {r:.2} ns, failsafe {f:.2} ns");
+    }
+    if let (Some(ring), Some(dirty), Some(r)) = (
+        get("ours-window-ring"),
+        get("ours-window-ring-dirty"),
+        get("recloser-rate-1000"),
+    ) {
+        println!(
+            "- windows of 1000 calls (medians): CallRing steady {ring:.2} ns, with a failure in it {dirty:.2} ns; recloser {r:.2} ns"
+        );
     }
 }

@@ -115,6 +115,15 @@ pub trait CircuitBreaker {
         false
     }
 
+    /// Whether its [`counters`](CircuitBreaker::counters) count every call and outcome
+    /// (`calls`, `successes`, `neutrals`), not only failures, refusals, trips and probes:
+    /// by default, whether its policy asks for that ([`Policy::counting_calls`], hosted
+    /// targets); always for the single-owner [`Breaker`], which counts everything.
+    /// Where it is `false`, those three read zero for "not counted", not "none".
+    fn counts_calls(&self) -> bool {
+        cfg!(not(target_os = "none")) && self.policy().counts_calls()
+    }
+
     /// Whether the breaker's own function already passes every call through this gate (a
     /// `#[circuit_breaker]` function's registry entry): a composite calling that function
     /// must then not enter the gate a second time, or each outcome would count twice and
@@ -333,6 +342,9 @@ impl<B: CircuitBreaker + ?Sized> CircuitBreaker for &mut B {
     fn is_shadow(&self) -> bool {
         (**self).is_shadow()
     }
+    fn counts_calls(&self) -> bool {
+        (**self).counts_calls()
+    }
     #[inline]
     fn gates_itself(&self) -> bool {
         (**self).gates_itself()
@@ -382,6 +394,9 @@ impl<O: Observer> CircuitBreaker for Breaker<O> {
     #[inline]
     fn is_shadow(&self) -> bool {
         Breaker::is_shadow(self)
+    }
+    fn counts_calls(&self) -> bool {
+        true
     }
 }
 

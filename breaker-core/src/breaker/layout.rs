@@ -39,6 +39,13 @@ const STEP_AT: u32 = 16;
 const SHADOW: u32 = 1 << 20;
 const GEN_AT: u32 = 21;
 const NIBBLE: u32 = 0xF;
+/// Closed only: the breaker counts every call ([`Policy::counting_calls`](crate::Policy::counting_calls)).
+/// The probe-slot bit, which a closed breaker never uses, and one of [`Core::HOT_MASK`]'s:
+/// a counting breaker's closed word is never hot, so the hot paths' one test sends each of
+/// its calls through the step that counts it, and a breaker that does not count pays
+/// nothing. Not part of a [`Core`]: [`Core::unpack`] drops it, [`Core::pack_marked`] sets
+/// it. Hosted targets only (bare metal counts no calls).
+const COUNT_MARK: u32 = PROBE_OUT;
 
 /// The flags' phase bits for `phase`.
 const fn phase_bits(phase: Phase) -> u32 {
@@ -209,6 +216,10 @@ impl Core {
     /// Bits that are all zero exactly when the breaker is Closed with no strikes pending.
     pub const HOT_MASK: u64 = 0xFFF;
 
+    /// [`Core::HOT_MASK`]'s bits of a counting breaker's word when closed with no strikes
+    /// pending: the count mark alone.
+    pub const COUNTING_IDLE: u64 = COUNT_MARK as u64;
+
     /// The ticket of a call admitted on the hot path, if the packed word `w` is Closed with
     /// no strikes pending: there the gate admits without changing anything or reading the
     /// clock, exactly as [`Core::acquire`] would.
@@ -262,13 +273,45 @@ impl Core {
         self.flags as u64 | (self.anchor.as_millis() as u64) << 32
     }
 
-    /// The state a packed word holds.
+    /// The word of this state for a breaker that counts every call (`counting`) or not:
+    /// [`Core::pack`], with the count mark set if closed and counting (hosted targets).
+    #[inline(always)]
+    pub const fn pack_marked(self, counting: bool) -> u64 {
+        let marked = cfg!(not(target_os = "none")) && counting && self.is(Phase::Closed);
+        self.pack() | if marked { COUNT_MARK as u64 } else { 0 }
+    }
+
+    /// The state a packed word holds (without the count mark of a counting breaker's
+    /// closed word).
     #[inline(always)]
     pub const fn unpack(w: u64) -> Core {
+        let mut flags = w as u32;
+        if cfg!(not(target_os = "none")) && flags & PHASE_BITS == 0 {
+            flags &= !COUNT_MARK;
+        }
+        Core {
+            flags,
+            anchor: Instant::from_millis((w >> 32) as u32),
+        }
+    }
+
+    /// The state a packed word holds, the count mark of a counting breaker's closed word
+    /// left in (a closed state's probe-slot bit, which only a half-open state is read
+    /// for): for a view of the state ([`Core::view`], which reads a closed state's strikes
+    /// only), never compared, stored or stepped, and then no more than the word's halves.
+    #[inline(always)]
+    pub const fn peek(w: u64) -> Core {
         Core {
             flags: w as u32,
             anchor: Instant::from_millis((w >> 32) as u32),
         }
+    }
+
+    /// Whether the packed word `w` is closed with no strikes pending, counting breaker or
+    /// not: [`Core::is_hot`] but for the count mark (a keyed table's eviction test).
+    #[inline(always)]
+    pub const fn is_idle(w: u64) -> bool {
+        Core::is_hot(Core::unpack(w).pack())
     }
 }
 
@@ -290,6 +333,26 @@ impl fmt::Debug for Core {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_count_mark_makes_a_closed_word_cold_and_is_not_part_of_the_state() {
+        let closed = Core::INITIAL;
+        let marked = closed.pack_marked(true);
+        assert_eq!(closed.pack_marked(false), closed.pack());
+        assert!(Core::is_hot(closed.pack()) && !Core::is_hot(marked));
+        assert!(Core::hot_ticket(marked).is_none());
+        assert!(Core::is_idle(marked) && Core::is_idle(closed.pack()));
+        assert_eq!(Core::unpack(marked), closed);
+        // A view of the marked word: closed, no probe, whatever the lease says.
+        let policy = crate::Policy::new(3, crate::Duration::from_secs(30));
+        let later = Instant::from_millis(3_600_000);
+        assert_eq!(Core::peek(marked).view(&policy, later), closed.view(&policy, later));
+        // Not closed: no mark, and the probe slot is the probe slot.
+        let probing = Core::from_fields(Phase::HalfOpen, true, false, 0, 0, 0, 5, Instant::ZERO);
+        assert_eq!(probing.pack_marked(true), probing.pack());
+        assert!(Core::unpack(probing.pack()).probe_out());
+        assert!(!Core::is_idle(probing.pack()));
+    }
 
     #[test]
     fn fields_round_trip_through_the_word() {

@@ -213,14 +213,16 @@ impl Events {
     pub const SUCCESS: u16 = 1 << 14;
     pub const NEUTRAL: u16 = 1 << 15;
 
-    /// How many of the low bits a shared breaker counts: failure to open-to-closed on
-    /// hosted targets; on bare metal the first five (failure to lease expiry), so that a
-    /// breaker's state stays 32 bytes of RAM there.
+    /// How many of the low bits a shared breaker counts: all sixteen on hosted targets
+    /// (admitted calls, successes and neutral outcomes only where the policy counts every
+    /// call: [`Policy::counting_calls`](crate::Policy::counting_calls)); on bare metal the
+    /// first five (failure to lease expiry), so that a breaker's state stays 32 bytes of
+    /// RAM there.
     #[cfg(not(target_os = "none"))]
-    pub const SHARED_COUNTED: usize = 13;
-    /// How many of the low bits a shared breaker counts: failure to open-to-closed on
-    /// hosted targets; on bare metal the first five (failure to lease expiry), so that a
-    /// breaker's state stays 32 bytes of RAM there.
+    pub const SHARED_COUNTED: usize = 16;
+    /// How many of the low bits a shared breaker counts: all sixteen on hosted targets;
+    /// on bare metal the first five (failure to lease expiry), so that a breaker's state
+    /// stays 32 bytes of RAM there.
     #[cfg(target_os = "none")]
     pub const SHARED_COUNTED: usize = 5;
 
@@ -308,7 +310,7 @@ impl<const ALL: bool> Builder<ALL> {
     /// Notes `event` if this builder's breaker counts it.
     #[inline(always)]
     fn note(&mut self, event: u16) {
-        if ALL || event < 1 << Events::SHARED_COUNTED {
+        if ALL || (event as u32) < 1 << Events::SHARED_COUNTED {
             self.events.set(event);
         }
     }
@@ -325,7 +327,7 @@ impl<const ALL: bool> Builder<ALL> {
         self.transitions = [self.transitions[1], Some(t)];
         // (Every change of phase is one of the high bits, above what a shared breaker
         // counts on bare metal.)
-        if ALL || Events::CLOSED_TO_OPEN < 1 << Events::SHARED_COUNTED {
+        if ALL || (Events::CLOSED_TO_OPEN as u32) < 1 << Events::SHARED_COUNTED {
             self.events.set(Events::transition(t.from, to));
         }
         self.core.enter(to);
@@ -654,12 +656,15 @@ impl Core {
 
     /// The state as seen at `now`, with a lapsed lease taken into account.
     pub fn view(self, policy: &Policy, now: Instant) -> State {
+        // Closed stays closed whatever the time (and a counting breaker's closed word, read
+        // with its count mark left in by `Core::peek`, is not taken for a probe out).
+        if self.is(Phase::Closed) {
+            return State::Closed {
+                strikes: self.strikes() as u32,
+            };
+        }
         let c = self.settled(policy, now);
-        if c.is(Phase::Closed) {
-            State::Closed {
-                strikes: c.strikes() as u32,
-            }
-        } else if c.is(Phase::Open) {
+        if c.is(Phase::Open) {
             State::Open {
                 remaining: if c.forced() {
                     Duration::ZERO

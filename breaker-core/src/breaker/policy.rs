@@ -42,7 +42,8 @@ pub struct Policy {
     trip: u8,
     probes_to_close: u8,
     backoff_multiplier: u8,
-    patient_probation: bool,
+    /// [`PATIENT`] and [`COUNT_CALLS`].
+    flags: u8,
     cooldown: Duration,
     max_cooldown: Duration,
     probe_lease: Duration,
@@ -50,6 +51,11 @@ pub struct Policy {
     /// strikes (see [`crate::window`]).
     window: Window,
 }
+
+/// [`Policy::with_patient_probation`]'s bit of `Policy::flags`.
+const PATIENT: u8 = 1;
+/// [`Policy::counting_calls`]'s bit of `Policy::flags`.
+const COUNT_CALLS: u8 = 1 << 1;
 
 /// Why a policy was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -70,7 +76,7 @@ pub enum PolicyError {
     CapBelowCooldown,
     /// A failure or slow-call rate was 0 or above 100 percent.
     RateOutOfRange,
-    /// A count window of 0 or more than [`MAX_WINDOW_CALLS`](crate::MAX_WINDOW_CALLS)
+    /// A count window of 0 or more than [`MAX_RING_CALLS`](crate::MAX_RING_CALLS)
     /// calls, or a time window shorter than 1 s or not in whole 10 ms.
     WindowOutOfRange,
     /// `min_calls` was 0 or more than the window holds.
@@ -91,6 +97,17 @@ pub enum PolicyError {
     /// A policy with a time window ([`WindowSize::Time`](crate::WindowSize::Time)) beside
     /// a count window's storage.
     NeedsTimeWindow,
+    /// A policy with a count window of more than
+    /// [`MAX_WINDOW_CALLS`](crate::MAX_WINDOW_CALLS) calls beside a
+    /// [`CallWindow`](crate::CallWindow), which holds no more (build it with a
+    /// [`CallRing`](crate::CallRing)).
+    NeedsCallRing,
+    /// A time window whose span is not a whole number of milliseconds per bucket of its
+    /// [`TimeWindow<B>`](crate::TimeWindow), or whose `min_calls` is more than its buckets
+    /// can count.
+    BucketsOutOfRange,
+    /// [`Policy::with_slow_failures`] on a policy without a slow-call rule.
+    SlowFailuresNeedSlowCalls,
 }
 
 impl PolicyError {
@@ -105,7 +122,7 @@ impl PolicyError {
             PolicyError::CapBelowCooldown => "max cooldown must not be shorter than the cooldown",
             PolicyError::RateOutOfRange => "a failure or slow-call rate must be between 1 and 100 percent",
             PolicyError::WindowOutOfRange => {
-                "a count window holds 1 to 51 calls; a time window is at least 1 s, in whole 10 ms"
+                "a count window holds 1 to 1008 calls; a time window is at least 1 s, in whole 10 ms"
             }
             PolicyError::MinCallsOutOfRange => "min calls must be at least 1 and at most what the window holds",
             PolicyError::NotWindowed => "min calls and slow calls need a failure-rate window (Policy::failure_rate)",
@@ -121,6 +138,15 @@ impl PolicyError {
             }
             PolicyError::NeedsTimeWindow => {
                 "this policy has a time window (WindowSize::Time): give the breaker `Windowed::time(..)`"
+            }
+            PolicyError::NeedsCallRing => {
+                "this policy's count window holds more than 51 calls: give the breaker `Windowed::ring(..)`"
+            }
+            PolicyError::BucketsOutOfRange => {
+                "the time window must be a whole number of ms per bucket, and min calls at most 1023 per bucket"
+            }
+            PolicyError::SlowFailuresNeedSlowCalls => {
+                "slow failures count in the slow-call rate: give the policy a slow-call rule first (with_slow_calls)"
             }
         }
     }
@@ -158,7 +184,7 @@ impl Policy {
             self.trip as u32
                 | (self.probes_to_close as u32) << 8
                 | (self.backoff_multiplier as u32) << 16
-                | (self.patient_probation as u32) << 24,
+                | (self.flags as u32) << 24,
             self.cooldown.as_millis(),
             self.max_cooldown.as_millis(),
             self.probe_lease.as_millis(),
@@ -174,7 +200,7 @@ impl Policy {
             trip: w[0] as u8,
             probes_to_close: (w[0] >> 8) as u8,
             backoff_multiplier: (w[0] >> 16) as u8,
-            patient_probation: (w[0] >> 24) & 1 == 1,
+            flags: (w[0] >> 24) as u8,
             cooldown: Duration::from_millis(w[1]),
             max_cooldown: Duration::from_millis(w[2]),
             probe_lease: Duration::from_millis(w[3]),
@@ -203,7 +229,7 @@ impl Policy {
             trip: trip as u8,
             probes_to_close: 1,
             backoff_multiplier: 1,
-            patient_probation: false,
+            flags: 0,
             cooldown,
             max_cooldown: cooldown,
             probe_lease: cooldown,
@@ -291,14 +317,52 @@ impl Policy {
     /// assert_eq!(b.phase(later), Phase::Open);
     /// ```
     pub const fn with_patient_probation(mut self) -> Policy {
-        self.patient_probation = true;
+        self.flags |= PATIENT;
         self
     }
 
     /// Whether a probe's strike keeps the breaker half-open (see
     /// [`Policy::with_patient_probation`]).
     pub const fn patient_probation(&self) -> bool {
-        self.patient_probation
+        self.flags & PATIENT != 0
+    }
+
+    /// Counts every call a [`SharedBreaker`](crate::SharedBreaker) lets through and every
+    /// success and neutral outcome, not only failures, refusals, trips and probes:
+    /// [`Counters::calls`](crate::Counters::calls), `successes` and `neutrals` then count,
+    /// and the `metrics` feature publishes `breaker_calls_total{outcome="success"}` and
+    /// `{outcome="neutral"}` beside `failure` and `rejected`. Off by default.
+    ///
+    /// The price is the closed-state call's: a breaker that counts takes every call
+    /// through its compare-and-swap step (a locked read-modify-write on the state word,
+    /// which threads calling at once contend for) instead of one load and test before
+    /// the call and one after; see the `metrics-*-counted` rows of `bench/README.md`. A
+    /// breaker that does not count pays nothing for this option. Hosted targets only: on
+    /// bare metal a shared breaker keeps its five counters (`firmware/README.md`) and
+    /// ignores the option. The single-owner [`Breaker`](crate::Breaker) counts everything
+    /// whatever the policy.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Instant, ManualClock, Policy, SharedBreaker};
+    ///
+    /// static POLICY: Policy = Policy::new(3, Duration::from_secs(30)).counting_calls();
+    /// static UPSTREAM: SharedBreaker = SharedBreaker::new(&POLICY);
+    /// let clock = ManualClock::new(Instant::ZERO);
+    /// for ok in [true, true, false] {
+    ///     let _ = UPSTREAM.call(&clock, || if ok { Ok(1) } else { Err(std::io::Error::other("down")) });
+    /// }
+    /// let c = UPSTREAM.counters();
+    /// assert_eq!((c.calls, c.successes, c.failures, c.neutrals), (3, 2, 1, 0));
+    /// ```
+    pub const fn counting_calls(mut self) -> Policy {
+        self.flags |= COUNT_CALLS;
+        self
+    }
+
+    /// Whether a shared breaker counts every call and outcome (see
+    /// [`Policy::counting_calls`]).
+    pub const fn counts_calls(&self) -> bool {
+        self.flags & COUNT_CALLS != 0
     }
 
     /// Consecutive strikes in Closed that trip the breaker; 0 for a windowed policy (see

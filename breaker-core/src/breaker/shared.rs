@@ -26,8 +26,9 @@ use crate::{
 /// more, and writes nothing: no lock, no read-modify-write, no clock read. That is why
 /// the calls and successes of that path are not counted: [`SharedBreaker::counters`]
 /// keeps failures, skips, trips, probes, lease expiries, the probes' outcomes and the
-/// changes of phase by kind, and reports `calls`, `successes` and `neutrals` as zero. On
-/// bare metal (`target_os = "none"`) it keeps the first five only, so that its state is
+/// changes of phase by kind, and reports `calls`, `successes` and `neutrals` as zero,
+/// unless its policy asks for them ([`Policy::counting_calls`], hosted targets, at the
+/// price of a compare-and-swap per call). On bare metal (`target_os = "none"`) it keeps the first five only, so that its state is
 /// 32 bytes of RAM, and reports the probes' outcomes and the changes of phase as zero too
 /// (a [`Observer`](crate::Observer), such as `breaker_embedded::DefmtLog`, hears every
 /// change there).
@@ -192,11 +193,13 @@ fn zero_counts() -> [AtomicU32; Events::SHARED_COUNTED] {
     core::array::from_fn(|_| AtomicU32::new(0))
 }
 
+/// A closed shared breaker; `$counting`: whether its policy counts every call (its
+/// closed word then carries the count mark).
 macro_rules! shared_breaker_init {
-    ($policy:expr, $observer:expr) => {
+    ($policy:expr, $observer:expr, $counting:expr) => {
         SharedBreaker {
             inner: Inner {
-                word: AtomicU64::new(Core::INITIAL.pack()),
+                word: AtomicU64::new(Core::INITIAL.pack_marked($counting)),
                 counts: Padded(zero_counts()),
                 #[cfg(not(target_os = "none"))]
                 fast_skips: [
@@ -221,18 +224,18 @@ impl<O: Observer> SharedBreaker<O> {
     #[cfg(not(loom))]
     pub const fn with_observer(policy: &'static Policy, observer: O) -> SharedBreaker<O> {
         window::check_no_window(policy.rule());
-        shared_breaker_init!(policy, observer)
+        shared_breaker_init!(policy, observer, policy.counts_calls())
     }
 
     /// A closed breaker that tells `observer` of every transition (not `const` under loom).
     #[cfg(loom)]
     pub fn with_observer(policy: &'static Policy, observer: O) -> SharedBreaker<O> {
         window::check_no_window(policy.rule());
-        shared_breaker_init!(policy, observer)
+        shared_breaker_init!(policy, observer, policy.counts_calls())
     }
 }
 
-impl<O: Observer, P> SharedBreaker<O, P> {
+impl<O: Observer> SharedBreaker<O> {
     /// This breaker, closed and in [shadow mode](SharedBreaker#shadow-mode) from the start:
     /// for a `static`, which can be switched later with [`SharedBreaker::set_shadow`].
     /// `#[circuit_breaker(.., shadow)]` builds its breaker this way.
@@ -244,15 +247,15 @@ impl<O: Observer, P> SharedBreaker<O, P> {
     /// assert!(NEW_UPSTREAM.is_shadow());
     /// ```
     #[cfg(not(loom))]
-    pub const fn shadowed(mut self) -> SharedBreaker<O, P> {
-        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack());
+    pub const fn shadowed(mut self) -> SharedBreaker<O> {
+        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack_marked(self.inner.policy.counts_calls()));
         self
     }
 
     /// [`SharedBreaker::shadowed`] (not `const` under loom).
     #[cfg(loom)]
-    pub fn shadowed(mut self) -> SharedBreaker<O, P> {
-        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack());
+    pub fn shadowed(mut self) -> SharedBreaker<O> {
+        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack_marked(self.inner.policy.counts_calls()));
         self
     }
 }
@@ -272,19 +275,20 @@ impl<W: WindowStore + window::sealed::Kind, O: Observer> SharedBreaker<Windowed<
     /// ```
     ///
     /// # Panics
-    /// If `policy` is not windowed, or its window is of the other kind: a compile error in
+    /// If `policy` is not windowed, or its window is of the other kind or more than the
+    /// storage holds ([`PolicyError::NeedsCallRing`], [`PolicyError::BucketsOutOfRange`]): a compile error in
     /// a `static`.
     #[cfg(not(loom))]
     pub const fn windowed(policy: &'static Policy, windowed: Windowed<W, O>) -> SharedBreaker<Windowed<W, O>> {
         window::check_kind::<W>(policy.rule());
-        shared_breaker_init!(policy, windowed)
+        shared_breaker_init!(policy, windowed, policy.counts_calls())
     }
 
     /// [`SharedBreaker::windowed`] (not `const` under loom).
     #[cfg(loom)]
     pub fn windowed(policy: &'static Policy, windowed: Windowed<W, O>) -> SharedBreaker<Windowed<W, O>> {
         window::check_kind::<W>(policy.rule());
-        shared_breaker_init!(policy, windowed)
+        shared_breaker_init!(policy, windowed, policy.counts_calls())
     }
 }
 
@@ -298,7 +302,8 @@ impl<P: PolicyStore> SharedBreaker<(), P> {
     /// its samples in: see [`SharedBreaker::try_with_policy`].
     pub fn with_policy(policy: P) -> SharedBreaker<(), P> {
         window::check_no_window(policy.read().rule());
-        shared_breaker_init!(policy, ())
+        let counting = policy.read().counts_calls();
+        shared_breaker_init!(policy, (), counting)
     }
 
     /// [`SharedBreaker::with_policy`], or [`PolicyError::NeedsWindow`] if the policy is
@@ -313,7 +318,8 @@ impl<P: PolicyStore> SharedBreaker<(), P> {
     /// ```
     pub fn try_with_policy(policy: P) -> Result<SharedBreaker<(), P>, PolicyError> {
         window::fits_storage(policy.read().rule(), None)?;
-        Ok(shared_breaker_init!(policy, ()))
+        let counting = policy.read().counts_calls();
+        Ok(shared_breaker_init!(policy, (), counting))
     }
 }
 
@@ -351,8 +357,9 @@ impl<O: Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// assert!(matches!(breaker.call(&clock, || Ok::<_, std::io::Error>(())), Err(CallError::Refused(_))));
     /// ```
     pub fn try_with_policy_and_observer(policy: P, observer: O) -> Result<SharedBreaker<O, P>, PolicyError> {
-        window::fits_storage(policy.read().rule(), observer.window().map(|w| w.is_time()))?;
-        Ok(shared_breaker_init!(policy, observer))
+        window::fits_storage(policy.read().rule(), observer.window().map(|w| w.shape()))?;
+        let counting = policy.read().counts_calls();
+        Ok(shared_breaker_init!(policy, observer, counting))
     }
 }
 
@@ -376,6 +383,9 @@ impl<O: ?Sized + Observer, P: Reloadable> SharedBreaker<O, P> {
     ///   the next successful probe closes the breaker.
     /// - **Window**: a new rate rule starts from an empty window (the samples were taken
     ///   under the old rule); a consecutive-strikes policy leaves the window unused.
+    /// - **Counting calls** ([`Policy::counting_calls`]): switched on, calls, successes
+    ///   and neutral outcomes count from the next call on; switched off, their counters
+    ///   keep what they counted and [`SharedBreaker::counters`] reports them as zero.
     ///
     /// An error, and no change, if the breaker cannot run `policy`: a windowed one on a
     /// breaker without a window of its kind ([`PolicyError::NeedsWindow`],
@@ -401,7 +411,7 @@ impl<O: ?Sized + Observer, P: Reloadable> SharedBreaker<O, P> {
     /// assert_eq!(breaker.phase(clock.now()), Phase::Closed);
     /// ```
     pub fn reload(&self, policy: Policy) -> Result<(), PolicyError> {
-        window::fits_storage(policy.rule(), self.observer.window().map(|w| w.is_time()))?;
+        window::fits_storage(policy.rule(), self.observer.window().map(|w| w.shape()))?;
         let live = self.inner.policy.live();
         let before = live.get();
         live.set(&policy);
@@ -409,6 +419,10 @@ impl<O: ?Sized + Observer, P: Reloadable> SharedBreaker<O, P> {
             if let Some(window) = window::of(&self.observer, policy.rule()) {
                 window.clear(self.load_core().gen());
             }
+        }
+        if before.counts_calls() != policy.counts_calls() {
+            // A step that changes nothing but the count mark, which it sets or clears.
+            self.inner.update(&|_| {});
         }
         Ok(())
     }
@@ -426,11 +440,12 @@ impl<P: PolicyStore> Inner<P> {
     /// paths: firmware stays small); `f` works on a builder on this loop's stack.
     #[inline(never)]
     fn update(&self, f: &dyn Fn(&mut SharedBuilder)) -> Transitions {
+        let counting = self.counting();
         let mut w = self.word.load(Ordering::Acquire);
         let step = loop {
             let mut b = SharedBuilder::new(Core::unpack(w));
             f(&mut b);
-            let next = b.core.pack();
+            let next = b.core.pack_marked(counting);
             if next == w {
                 break b;
             }
@@ -442,12 +457,47 @@ impl<P: PolicyStore> Inner<P> {
                 Err(actual) => w = actual,
             }
         };
-        self.count(&step.events);
+        self.count(&step.events, counting);
         step.transitions
     }
 
-    fn count(&self, e: &Events) {
+    /// Counts a counting breaker's closed-state success or neutral outcome with one add,
+    /// if the word is still closed with nothing pending in `ticket`'s generation: there the
+    /// step would change nothing but that count. `false` (nothing counted) otherwise, and
+    /// always for a breaker that does not count, whose closed word never has the mark.
+    #[inline(always)]
+    fn count_quiet(&self, ticket: Ticket, outcome: Outcome) -> bool {
+        if cfg!(target_os = "none") || ticket.probe {
+            return false;
+        }
+        let event = match outcome {
+            Outcome::Success => Events::SUCCESS,
+            Outcome::Error(Verdict::Neutral) => Events::NEUTRAL,
+            Outcome::Error(_) => return false,
+        };
+        let w = self.word.load(Ordering::Acquire);
+        if w & Core::HOT_MASK != Core::COUNTING_IDLE || Core::closed_ticket(w).gen != ticket.gen {
+            return false;
+        }
+        bump(self.counter(event));
+        true
+    }
+
+    /// Whether this breaker counts every call ([`Policy::counting_calls`]; never on bare
+    /// metal, which has no counters for them).
+    #[inline(always)]
+    fn counting(&self) -> bool {
+        cfg!(not(target_os = "none")) && self.policy().counts_calls()
+    }
+
+    /// Counts a step's events; admitted calls, successes and neutral outcomes only if the
+    /// breaker counts every call (without the count mark, only some of them go through a
+    /// step, and a count of some would mislead).
+    fn count(&self, e: &Events, counting: bool) {
         let mut bits = e.bits();
+        if !counting {
+            bits &= !(Events::ADMITTED | Events::SUCCESS | Events::NEUTRAL);
+        }
         for counter in self.counts.iter() {
             if bits & 1 != 0 {
                 bump(counter);
@@ -505,7 +555,7 @@ impl<P: PolicyStore> Inner<P> {
     }
 
     fn state(&self, now: Instant) -> State {
-        self.load_core().view(&self.policy(), now)
+        Core::peek(self.word.load(Ordering::Acquire)).view(&self.policy(), now)
     }
 
     /// The skips: the transition steps' count and the refusal fast path's slots,
@@ -540,12 +590,21 @@ impl<P: PolicyStore> Inner<P> {
                 half_open_to_open: get(Events::HALF_OPEN_TO_OPEN),
                 open_to_closed: get(Events::OPEN_TO_CLOSED),
             },
-            ..Counters::ZERO
+            ..if self.counting() {
+                Counters {
+                    calls: get(Events::ADMITTED),
+                    successes: get(Events::SUCCESS),
+                    neutrals: get(Events::NEUTRAL),
+                    ..Counters::ZERO
+                }
+            } else {
+                Counters::ZERO
+            }
         }
     }
 
     fn store_core(&self, core: Core, counters: &Counters) {
-        self.word.store(core.pack(), Ordering::Release);
+        self.word.store(core.pack_marked(self.counting()), Ordering::Release);
         for (event, value) in [
             (Events::FAILURE, counters.failures),
             (Events::SKIPPED, counters.skips),
@@ -560,6 +619,9 @@ impl<P: PolicyStore> Inner<P> {
             (Events::HALF_OPEN_TO_CLOSED, counters.transitions.half_open_to_closed),
             (Events::HALF_OPEN_TO_OPEN, counters.transitions.half_open_to_open),
             (Events::OPEN_TO_CLOSED, counters.transitions.open_to_closed),
+            (Events::ADMITTED, counters.calls),
+            (Events::SUCCESS, counters.successes),
+            (Events::NEUTRAL, counters.neutrals),
         ] {
             if let Some(counter) = self.counts.get(event.trailing_zeros() as usize) {
                 counter.store(value, Ordering::Relaxed);
@@ -629,7 +691,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
             && !ticket.probe
             && self.inner.word.load(Ordering::Acquire) & Core::HOT_MASK == 0;
         if !hot {
-            self.record_ticket_out_of_line(ticket, outcome, clock.now());
+            self.record_ticket_out_of_line(ticket, outcome, clock);
         }
     }
 
@@ -639,7 +701,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     #[cfg_attr(not(target_os = "none"), inline(never))]
     #[cfg_attr(target_os = "none", inline(always))]
     fn report_windowed<C: Clock>(&self, window: &dyn WindowStore, ticket: Ticket, outcome: Outcome, clock: &C) {
-        self.record_windowed(window, ticket, outcome, None, None, clock);
+        self.record_windowed(window, ticket, outcome, None, None, self.inner.counting(), clock);
     }
 
     /// What an unanswered permit counts as when dropped: a probe as a failed probe (so the
@@ -670,6 +732,9 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     pub(crate) fn abandon<C: Clock>(&self, ticket: Ticket, clock: &C) {
         if ticket.probe {
             self.record_ticket(ticket, Outcome::STRIKE, clock.now());
+        } else if self.inner.counting() {
+            // Neutral changes nothing but a counting breaker's count of neutral outcomes.
+            self.record_with(ticket, Outcome::NEUTRAL, clock);
         }
     }
 
@@ -692,6 +757,26 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
             self.inner.count_skip();
             return Err(refused);
         }
+        self.acquire_rest(w, clock)
+    }
+
+    /// The gate past its refusals, out of line: a counting breaker, closed with nothing
+    /// pending, admits as the hot path admits (nothing changes, no clock read) and counts
+    /// the call with one add; anything else takes the full transition.
+    #[cfg(not(target_os = "none"))]
+    #[inline(never)]
+    fn acquire_rest<C: Clock>(&self, w: u64, clock: &C) -> Result<Ticket, Refused> {
+        if w & Core::HOT_MASK == Core::COUNTING_IDLE {
+            bump(self.inner.counter(Events::ADMITTED));
+            return Ok(Core::closed_ticket(w));
+        }
+        self.acquire_slow(clock.now())
+    }
+
+    /// The gate past its refusals (bare metal, which counts no calls: the full transition).
+    #[cfg(target_os = "none")]
+    #[inline(always)]
+    fn acquire_rest<C: Clock>(&self, _: u64, clock: &C) -> Result<Ticket, Refused> {
         self.acquire_slow(clock.now())
     }
 
@@ -723,22 +808,35 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         self.update(&|b| b.record(&self.inner.policy(), ticket, outcome, now))
     }
 
+    /// [`SharedBreaker::record_ticket`], reading the clock only if the outcome takes a
+    /// step: a counting breaker's closed-state success or neutral outcome with nothing
+    /// pending is counted with one add instead ([`Inner::count_quiet`]).
+    #[inline(always)]
+    fn record_with<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
+        if !self.inner.count_quiet(ticket, outcome) {
+            self.record_ticket(ticket, outcome, clock.now());
+        }
+    }
+
     /// [`SharedBreaker::record_ticket`] out of line on hosted targets, for a permit's
     /// report: its closed-state success, inlined in the caller (the router's turn), keeps
     /// its registers and computes nothing only a change of state needs. Inlined on bare
     /// metal, where the second copy of the step would cost flash.
     #[cfg_attr(not(target_os = "none"), inline(never))]
     #[cfg_attr(target_os = "none", inline(always))]
-    fn record_ticket_out_of_line(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
-        self.record_ticket(ticket, outcome, now)
+    fn record_ticket_out_of_line<C: Clock>(&self, ticket: Ticket, outcome: Outcome, clock: &C) {
+        self.record_with(ticket, outcome, clock)
     }
 
     /// A windowed breaker's report: the machine's part (failures, trip verdicts, probes),
     /// then, for a closed call, its sample, and the window is judged. `elapsed` is the
     /// call's duration if it was timed; `now` a clock reading already taken, if any (the
-    /// clock is read only when something needs the time). Inlined where the window's type
-    /// is known, so that its `push` is called directly (and inlined, for a count window).
+    /// clock is read only when something needs the time). `counting`: whether the breaker
+    /// may count every call (`false` where the caller knows it does not: a closed call
+    /// admitted from a word without the count mark). Inlined where the window's type is
+    /// known, so that its `push` is called directly (and inlined, for a count window).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn record_windowed<C: Clock>(
         &self,
         window: &dyn WindowStore,
@@ -746,6 +844,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         outcome: Outcome,
         elapsed: Option<Duration>,
         now: Option<Instant>,
+        counting: bool,
         clock: &C,
     ) {
         if ticket.untracked() {
@@ -757,8 +856,9 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         let rule = policy.rule();
         let mut now = now;
         let mut read = || *now.get_or_insert_with(|| clock.now());
-        // A closed success changes nothing the machine keeps: only its sample counts.
-        if ticket.probe || outcome != Outcome::Success {
+        // A closed success changes nothing the machine keeps: only its sample counts (and
+        // the success itself, for a breaker that counts every call).
+        if (ticket.probe || outcome != Outcome::Success || counting) && !self.inner.count_quiet(ticket, outcome) {
             self.record_ticket(ticket, outcome, read());
         }
         let sample = match window::sample(rule, outcome, elapsed) {
@@ -787,12 +887,44 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     ) -> Result<T, CallError<E>> {
         let w = self.inner.word.load(Ordering::Acquire);
         let Some(ticket) = Core::hot_ticket(w) else {
-            // Open, or half-open: a refusal, or a probe under a guard.
-            let ticket = self.gate(w, clock).map_err(CallError::Refused)?;
-            return self.call_slow(clock, ticket, f, classify, CallError::Inner);
+            return self.call_windowed_gated(window, w, clock, f, classify);
         };
-        // Closed (a windowed policy keeps no strikes, so closed is always "hot"): a call
-        // that never answers is neutral, which changes nothing; no guard is needed.
+        self.call_windowed_closed(window, ticket, false, clock, f, classify)
+    }
+
+    /// [`SharedBreaker::call_windowed`] off the hot path, out of line: open, or half-open
+    /// (a refusal, or a probe under a guard), or closed in a counting breaker's word
+    /// (never hot): a closed call, timed as any.
+    #[inline(never)]
+    fn call_windowed_gated<T, E, C: Clock>(
+        &self,
+        window: &dyn WindowStore,
+        w: u64,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
+        let ticket = self.gate(w, clock).map_err(CallError::Refused)?;
+        if ticket.probe || ticket.untracked() {
+            return self.call_slow(clock, ticket, f, classify, CallError::Inner);
+        }
+        self.call_windowed_closed(window, ticket, true, clock, f, classify)
+    }
+
+    /// A windowed breaker's closed call admitted with `ticket` (`counting`: see
+    /// `record_windowed`): timed if the policy has a slow-call rule, and its sample taken.
+    #[inline(always)]
+    fn call_windowed_closed<T, E, C: Clock>(
+        &self,
+        window: &dyn WindowStore,
+        ticket: Ticket,
+        counting: bool,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
+        // Closed (a windowed policy keeps no strikes): a call that never answers is
+        // neutral, which changes nothing; no guard is needed.
         let timed = self.inner.policy().rule().times_calls();
         let started = if timed { Some(clock.now()) } else { None };
         let result = f();
@@ -807,7 +939,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
             Ok(_) => Outcome::Success,
             Err(e) => Outcome::Error(classify(e)),
         };
-        self.record_windowed(window, ticket, outcome, elapsed, now, clock);
+        self.record_windowed(window, ticket, outcome, elapsed, now, counting, clock);
         result.map_err(CallError::Inner)
     }
 
@@ -965,7 +1097,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
             Ok(_) => Outcome::Success,
             Err(e) => Outcome::Error(classify(e)),
         };
-        self.record_ticket(Core::closed_ticket(w), outcome, clock.now());
+        self.record_with(Core::closed_ticket(w), outcome, clock);
         result.map_err(inner)
     }
 
@@ -1130,7 +1262,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     }
 
     /// The counters this breaker keeps (see the type's documentation for the three it
-    /// reports as zero).
+    /// reports as zero unless its policy counts every call).
     ///
     /// `skips` is exact for one caller at a time. A refusal while cooling down or forced
     /// open is counted with a plain load and store, not a locked add, in one of a few
@@ -1174,7 +1306,12 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
 
     /// Counts a step's events, as the update loop does.
     pub(crate) fn count_events(&self, events: &Events) {
-        self.inner.count(events)
+        self.inner.count(events, self.inner.counting())
+    }
+
+    /// Whether this breaker counts every call (its closed word carries the count mark).
+    pub(crate) fn counting(&self) -> bool {
+        self.inner.counting()
     }
 
     pub(crate) fn store_core(&self, core: Core, counters: &Counters) {
@@ -1190,10 +1327,11 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         core.enter(Phase::Closed);
         core.set_step(0);
         core.anchor = Instant::ZERO;
+        let next = core.pack_marked(self.inner.counting());
         if self
             .inner
             .word
-            .compare_exchange(expected, core.pack(), Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(expected, next, Ordering::AcqRel, Ordering::Acquire)
             .is_err()
         {
             return false;
@@ -1289,6 +1427,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
                     outcome,
                     Some(now.since(started)),
                     Some(now),
+                    self.breaker.inner.counting(),
                     self.clock,
                 );
             }

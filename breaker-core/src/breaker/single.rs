@@ -332,7 +332,8 @@ impl<W: WindowStore + window::sealed::Kind, O: Observer> Breaker<Windowed<W, O>>
     /// ```
     ///
     /// # Panics
-    /// If `policy` is not windowed, or its window is of the other kind (a compile error in
+    /// If `policy` is not windowed, or its window is of the other kind or more than the
+    /// storage holds ([`PolicyError::NeedsCallRing`], [`PolicyError::BucketsOutOfRange`]; a compile error in
     /// a `const`).
     pub const fn windowed(policy: Policy, windowed: Windowed<W, O>) -> Breaker<Windowed<W, O>> {
         window::check_kind::<W>(policy.rule());
@@ -356,7 +357,7 @@ impl<O: Observer> Breaker<O> {
     /// [`PolicyError::NeedsTimeWindow`]); a policy of consecutive strikes runs beside any
     /// observer. See [`SharedBreaker::try_with_policy_and_observer`](crate::SharedBreaker::try_with_policy_and_observer).
     pub fn try_with_observer(policy: Policy, observer: O) -> Result<Breaker<O>, PolicyError> {
-        window::fits_storage(policy.rule(), observer.window().map(|w| w.is_time()))?;
+        window::fits_storage(policy.rule(), observer.window().map(|w| w.shape()))?;
         Ok(Breaker::build(policy, observer))
     }
 

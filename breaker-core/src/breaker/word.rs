@@ -151,10 +151,12 @@ impl WordStep {
 }
 
 impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> {
-    /// The state word, as [`SharedBreaker::step_word`] takes it. One atomic load.
+    /// The state word, as [`SharedBreaker::step_word`] takes it. One atomic load (and,
+    /// for a breaker whose policy counts every call, the count mark of its closed word
+    /// taken off: a word from here is the same whatever the policy counts).
     #[inline(always)]
     pub fn word(&self) -> u64 {
-        self.word_cell().load(Ordering::Acquire)
+        Core::unpack(self.word_cell().load(Ordering::Acquire)).pack()
     }
 
     /// Runs `op` on `word` at `now` with this breaker's policy: pure, nothing stored,
@@ -194,9 +196,22 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> 
     /// otherwise returns the word found. Counters and observer are not touched. Permits
     /// granted before keep counting only if `new` is in their generation.
     pub fn replace_word(&self, current: u64, new: u64) -> Result<(), u64> {
-        self.word_cell()
-            .compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire)
-            .map(|_| ())
+        // The words in and out are without the count mark (see `word`); the word kept
+        // has it if the policy counts every call.
+        let counting = self.counting();
+        let cell = self.word_cell();
+        let mut actual = cell.load(Ordering::Acquire);
+        loop {
+            let found = Core::unpack(actual).pack();
+            if found != current {
+                return Err(found);
+            }
+            let next = Core::unpack(new).pack_marked(counting);
+            match cell.compare_exchange(actual, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Ok(()),
+                Err(moved) => actual = moved,
+            }
+        }
     }
 
     /// Whether `word` is a state this breaker's policy can reach: a known phase, the probe

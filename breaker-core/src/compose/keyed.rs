@@ -381,7 +381,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<
             }
             let breaker = &self.breakers[i];
             let state = breaker.word_cell().load(Ordering::Acquire);
-            if !Core::is_hot(state) {
+            if !Core::is_idle(state) {
                 continue; // open, half-open, or strikes pending: never evicted
             }
             // Claim the slot for the new key, then reset its breaker (one compare-and-swap
@@ -782,7 +782,7 @@ mod map {
                     .iter()
                     .filter(|(_, h)| {
                         Arc::strong_count(&h.breaker) == 1
-                            && Core::is_hot(h.breaker.word_cell().load(crate::atomic::Ordering::Acquire))
+                            && Core::is_idle(h.breaker.word_cell().load(crate::atomic::Ordering::Acquire))
                     })
                     .min_by_key(|(_, h)| h.used.load(Ordering::Relaxed))
                     .map(|(k, _)| k.clone());

@@ -32,7 +32,8 @@
 //!
 //! In the closed state, every call that a fresh permit let through is a *sample* of the
 //! window: a success (a *slow* one if the policy has a slow-call rule and the call took
-//! longer than its duration), or a strike (a failure). After each sample the window is
+//! longer than its duration), or a strike (a failure; also a slow one if the policy counts
+//! slow failures, [`Policy::with_slow_failures`]). After each sample the window is
 //! judged: with `calls` samples in it, `failures` of them failures and `slow` of them slow,
 //!
 //! - it trips with [`Reason::FailureRate`] if `calls >= min_calls` and
@@ -48,9 +49,14 @@
 //!   as with consecutive strikes, whatever the window says or holds.
 //! - A **neutral** outcome is not a sample: it changes neither the window nor its count.
 //! - A **slow call** is a *successful* call that took longer than the policy's slow-call
-//!   duration (strictly longer). A failure is a failure however long it took; it is not
-//!   counted twice. Timing a call reads the clock when the call starts and when it ends,
-//!   and only breakers whose policy has a slow-call rule do it.
+//!   duration (strictly longer). By default a failure is a failure however long it took;
+//!   it is not counted twice. With [`Policy::with_slow_failures`] a failure that took
+//!   longer counts in both rates, a failure *and* a slow call, as resilience4j counts
+//!   them (its slow-call rate is over all calls, failed or not). The default stays: a
+//!   slow-call rule then measures a dependency that answers, but late, apart from one that
+//!   fails (a timeout that fails after the slow-call duration would otherwise count twice).
+//!   Timing a call reads the clock when the call starts and when it ends, and only
+//!   breakers whose policy has a slow-call rule do it.
 //! - Probes are not samples: half-open follows the policy's probe rules, and a failed
 //!   probe re-opens as usual.
 //! - Outcomes of stale permits (granted before the last transition) are not samples.
@@ -70,28 +76,51 @@
 //! reset) starts from an empty window. A breaker that recovers after an outage is judged on
 //! calls made after the recovery only.
 //!
-//! # Two kinds of window
+//! # Two kinds of window, three storages
 //!
-//! - [`WindowSize::Calls`]`(n)`: the last `n` samples, `1 <= n <=` [`MAX_WINDOW_CALLS`],
-//!   kept in a [`CallWindow`]: one bit per sample. A new sample pushes out the oldest once
-//!   `n` are held. The window holds fewer than `n` samples only after a transition (or at
-//!   start).
+//! - [`WindowSize::Calls`]`(n)`: the last `n` samples, `1 <= n <=` [`MAX_RING_CALLS`]
+//!   (1008; resilience4j's default is 100). A new sample pushes out the oldest once `n`
+//!   are held. The window holds fewer than `n` samples only after a transition (or at
+//!   start). Two storages keep it:
+//!   - a [`CallWindow`] ([`Windowed::calls`]), up to [`MAX_WINDOW_CALLS`] (51) samples:
+//!     one bit per sample in one word per rule, 16 bytes;
+//!   - a [`CallRing`] ([`Windowed::ring`]), any `n` up to 1008: two bits per sample in a
+//!     ring of 64 words behind one cursor word, 520 bytes.
+//!
+//!   The two count exactly alike; a breaker whose window fits in 51 keeps the small one,
+//!   and pays nothing for the large one.
 //! - [`WindowSize::Time`]`(span)`: the samples of the last `span`, kept in a
-//!   [`TimeWindow`] of [`WINDOW_BUCKETS`] buckets of `span / 10` each (a 10 s window counts
-//!   per second, as resilience4j's does). The window is the current bucket and the nine
-//!   before it, so it covers between 9/10 of `span` and `span`. `span` is at least 1 s
-//!   and a whole multiple of 10 ms. A bucket holds at most [`MAX_BUCKET_CALLS`] calls: a
-//!   full bucket halves its three counts (calls, failures, slow calls) and goes on
-//!   counting, so beyond 1023 calls per bucket its rates are estimates weighted toward its
-//!   newest calls, and a burst of failures after a burst of successes is still seen.
+//!   [`TimeWindow<B>`](TimeWindow) of `B` buckets of `span / B` each: [`WINDOW_BUCKETS`]
+//!   (10) by default ([`Windowed::time`]; a 10 s window counts per second), any number
+//!   from 1 to [`MAX_WINDOW_BUCKETS`] chosen by the storage's type
+//!   ([`Windowed::time_buckets`]: `TimeWindow<60>` over 60 s counts per second, as
+//!   resilience4j's time window does). The window is the current bucket and the `B - 1`
+//!   before it, so it covers between `(B - 1) / B` of `span` and `span`. `span` is at
+//!   least 1 s, a whole multiple of 10 ms, and a whole number of ms per bucket. A bucket
+//!   holds at most [`MAX_BUCKET_CALLS`] calls: a full bucket halves its three counts
+//!   (calls, failures, slow calls) and goes on counting, so beyond 1023 calls per bucket
+//!   its rates are estimates weighted toward its newest calls, and a burst of failures
+//!   after a burst of successes is still seen. Each bucket is 8 bytes (80 with ten, 480
+//!   with sixty).
 //!
 //! The policy chooses the kind and its thresholds; the breaker holds the storage, in its
-//! observer slot: a [`Windowed`] pairs a [`CallWindow`] or a [`TimeWindow`] with the
-//! breaker's real observer. Build windowed breakers with [`Breaker::windowed`] and
-//! [`SharedBreaker::windowed`](crate::SharedBreaker::windowed), which check (at compile
-//! time, in a `static`) that the policy and the storage are of the same kind;
-//! [`Breaker::new`] and the other constructors refuse a windowed policy, so a policy can
-//! never silently lose its window.
+//! observer slot: a [`Windowed`] pairs a [`CallWindow`], a [`CallRing`] or a
+//! [`TimeWindow`] with the breaker's real observer. Build windowed breakers with
+//! [`Breaker::windowed`] and [`SharedBreaker::windowed`](crate::SharedBreaker::windowed),
+//! which check (at compile time, in a `static`) that the storage holds the policy's window
+//! (its kind; a count window's size, [`PolicyError::NeedsCallRing`] beyond 51; a time
+//! window's whole ms per bucket and minimum number of calls,
+//! [`PolicyError::BucketsOutOfRange`]); [`Breaker::new`] and the other constructors refuse
+//! a windowed policy, so a policy can never silently lose its window.
+//!
+//! ```
+//! use breaker_core::{CallRing, Duration, Policy, SharedBreaker, WindowSize, Windowed};
+//!
+//! // resilience4j's default count window (100 calls), ten times over.
+//! static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(1000), Duration::from_secs(60));
+//! static UPSTREAM: SharedBreaker<Windowed<CallRing>> = SharedBreaker::windowed(&POLICY, Windowed::ring(()));
+//! # let _ = &UPSTREAM;
+//! ```
 //!
 //! ```
 //! use breaker_core::{Duration, ManualClock, Instant, Policy, SharedBreaker, TimeWindow, WindowSize, Windowed};
@@ -122,11 +151,14 @@
 //!
 //! - A count window holding `n` clean successes is not changed by one more: such a call
 //!   writes nothing (a healthy breaker's steady state). After a failure or a slow call, each
-//!   call writes until that sample has slid out.
+//!   call writes until that sample has slid out. That holds for both storages; a
+//!   [`CallRing`]'s writing call costs more than a [`CallWindow`]'s (two compare-and-swaps,
+//!   on its cursor and on the ring, and two ring reads, against one compare-and-swap per
+//!   rule).
 //!
 //! A time window counts every call: one compare-and-swap per call, one clock read (the
-//! sample's bucket) plus the two reads of a slow-call rule, and a read of its ten buckets
-//! to judge the window. `bench/README.md` has the figures beside recloser's and
+//! sample's bucket) plus the two reads of a slow-call rule, and a read of its `B` buckets
+//! to judge the window (ten by default: sixty cost more per call). `bench/README.md` has the figures beside recloser's and
 //! failsafe's rate rules.
 //!
 //! # Sharing without a lock
@@ -135,10 +167,12 @@
 //! interrupt handler may record while a thread is in the middle of an update) and never
 //! decides a trip on a half-updated window:
 //!
-//! - Every window word is one 64-bit atomic that holds everything a rule needs: a count
-//!   window has one word per rule (failures, and slow calls if the policy has that rule),
-//!   each with its samples *and* their number; a time window's bucket holds its calls,
-//!   failures and slow calls together. A sample is added with one compare-and-swap on one
+//! - Every window word is one 64-bit atomic that holds everything a rule needs: a
+//!   [`CallWindow`] has one word per rule (failures, and slow calls if the policy has that
+//!   rule), each with its samples *and* their number; a [`CallRing`]'s cursor holds the
+//!   counts of both rules, the position and the newest sample (the samples themselves are
+//!   in its ring, read only to push out the oldest); a time window's bucket holds its
+//!   calls, failures and slow calls together. A sample is added with one compare-and-swap on one
 //!   word, and a verdict is computed from the value that compare-and-swap wrote (a count
 //!   window) or from one reading of the buckets, all of the same generation, the newest
 //!   one with the sample in it (a time window). No outcome is lost when calls race: a
@@ -146,6 +180,11 @@
 //! - Every word carries the breaker's 12-bit generation. A sample is added only to words
 //!   of its permit's generation; a word of another generation means the window has been
 //!   cleared since (or is being cleared), and the sample is dropped unjudged.
+//! - A [`CallRing`] counts a sample in its cursor's compare-and-swap and writes it into the
+//!   ring after: a caller that finds the newest sample possibly not written yet writes it
+//!   itself (the same bits: writing twice changes nothing) before it reads the ring or
+//!   adds its own. No caller waits for another, and the sample pushed out is always read
+//!   from a ring that holds it.
 //! - Entering the closed state writes an empty window of the new generation into every
 //!   word *before* the transition lands (inside the transition's compare-and-swap loop),
 //!   so the first permit of the new generation already finds it cleared.
@@ -156,13 +195,22 @@
 //! failures racing into a window that trips only with both, a success racing a failure, a
 //! slow success racing a failure, a reset racing a sample that would trip the old window,
 //! a call let through by a recovery racing it, a window trip racing a trip verdict, time
-//! buckets racing.
+//! buckets racing; and for a [`CallRing`]: a sample pushed out while its own caller has
+//! counted but not yet written it, racing failures that trip once, a reset racing a sample.
 //!
 //! # Limits worth knowing
 //!
-//! - A count window holds at most 51 samples: each of its words is one 64-bit atomic
+//! - A [`CallWindow`] holds at most 51 samples: each of its words is one 64-bit atomic
 //!   holding the 12-bit generation, a marker bit and the samples (one bit each), which is
-//!   what lets it change in one compare-and-swap with no lock.
+//!   what lets it change in one compare-and-swap with no lock. A [`CallRing`] holds at most
+//!   1008: its ring has 1024 positions, and the 16 that a word takes over when the ring
+//!   comes round must already be out of the window.
+//! - A [`CallRing`] numbers its positions modulo 2^19: a caller that stalls between
+//!   counting its sample and writing it while 262,144 other samples are added could write
+//!   its sample over a newer one.
+//! - A [`Snapshot`](crate::Snapshot) keeps a [`CallRing`]'s newest 51 samples and a time
+//!   window's newest ten buckets (its format has room for no more), and a slow failure as a
+//!   failure only.
 //! - Generations wrap after 2048 transitions: a permit held across exactly a multiple of
 //!   2048 transitions would pass for fresh here too (see [`Breaker`]).
 //! - A time window's buckets are numbered by the millisecond counter, which wraps every
@@ -173,14 +221,19 @@
 //!   reached again at exactly that distance would be read as current.
 
 mod calls;
+mod ring;
 mod rule;
 mod time;
 
 use core::fmt;
 
 pub use calls::CallWindow;
-pub use rule::{Window, WindowSize, MAX_BUCKET_CALLS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME, WINDOW_BUCKETS};
-pub(crate) use sealed::{Pushed, Sample, Tally};
+pub use ring::CallRing;
+pub use rule::{
+    Window, WindowSize, MAX_BUCKET_CALLS, MAX_RING_CALLS, MAX_WINDOW_BUCKETS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME,
+    WINDOW_BUCKETS,
+};
+pub(crate) use sealed::{Pushed, Sample, Shape, Tally};
 pub use time::TimeWindow;
 
 use crate::layout::Core;
@@ -198,7 +251,8 @@ pub struct WindowStats {
     pub calls: u32,
     /// Of them, failures.
     pub failures: u32,
-    /// Of them, slow successes.
+    /// Of them, slow calls: slow successes (and slow failures, with
+    /// [`Policy::with_slow_failures`]).
     pub slow: u32,
 }
 
@@ -232,7 +286,8 @@ pub enum WindowSnapshot {
     /// window only lives while closed), or a snapshot of format version 1.
     #[default]
     None,
-    /// A count window's last `len` samples (`len <=` [`MAX_WINDOW_CALLS`]), newest first:
+    /// A count window's last `len` samples (`len <=` [`MAX_WINDOW_CALLS`]: a [`CallRing`]
+    /// keeps its newest 51), newest first:
     /// bit `i` of `failures` (of `slow`) is set when the sample `i` calls ago failed (was
     /// slow). No bit at or above `len` is set, and no bit in both.
     Calls {
@@ -244,8 +299,9 @@ pub enum WindowSnapshot {
         slow: u64,
     },
     /// A time window's buckets, newest first: `buckets[0]` is the bucket current when the
-    /// snapshot was taken, `buckets[k]` the one `k` bucket widths before it. On restore they
-    /// are placed the same number of buckets before the restoring breaker's current one.
+    /// snapshot was taken, `buckets[k]` the one `k` bucket widths before it (the newest ten
+    /// of a window of more buckets). On restore they are placed the same number of buckets
+    /// before the restoring breaker's current one (those its window has room for).
     Time {
         /// The buckets.
         buckets: [Bucket; WINDOW_BUCKETS as usize],
@@ -266,6 +322,32 @@ pub(crate) mod sealed {
         Fail,
         /// A success slower than the policy's slow-call duration.
         Slow,
+        /// A strike slower than the policy's slow-call duration, with a rule that counts
+        /// slow failures ([`Policy::with_slow_failures`](crate::Policy::with_slow_failures)):
+        /// a failure and a slow call.
+        SlowFail,
+    }
+
+    impl Sample {
+        /// Whether it counts as a failure.
+        pub const fn fails(self) -> bool {
+            matches!(self, Sample::Fail | Sample::SlowFail)
+        }
+
+        /// Whether it counts as a slow call.
+        pub const fn slow(self) -> bool {
+            matches!(self, Sample::Slow | Sample::SlowFail)
+        }
+    }
+
+    /// What a window's storage can hold: its kind, and a count window's most calls or a
+    /// time window's number of buckets.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Shape {
+        /// A time window's (a count window's otherwise).
+        pub time: bool,
+        /// A count window's most samples, or a time window's buckets.
+        pub size: u32,
     }
 
     /// What a window holds, as the judging rule reads it: `failures` of `calls` samples failed,
@@ -295,8 +377,8 @@ pub(crate) mod sealed {
     /// Implemented by [`CallWindow`](super::CallWindow) and
     /// [`TimeWindow`](super::TimeWindow) only.
     pub trait Store: Sync + core::fmt::Debug {
-        /// Whether this is a time window's storage (a count window's otherwise).
-        fn is_time(&self) -> bool;
+        /// What this storage holds.
+        fn shape(&self) -> Shape;
         /// Adds `sample`, taken under a permit of generation `gen`, at `now`.
         fn push(&self, rule: &Window, gen: u16, sample: Sample, now: Instant) -> Pushed;
         /// Empties the window for generation `gen` (on entering the closed state).
@@ -313,18 +395,19 @@ pub(crate) mod sealed {
 
     /// The kind of window a storage type holds, for the constructors' checks.
     pub trait Kind {
-        /// `true` for [`TimeWindow`](super::TimeWindow).
-        const TIME: bool;
+        /// What the storage holds.
+        const SHAPE: Shape;
     }
 }
 
-/// The storage of a windowed breaker's samples: [`CallWindow`] or [`TimeWindow`]. Sealed:
-/// only those two implement it. A breaker reaches its window through
+/// The storage of a windowed breaker's samples: [`CallWindow`], [`CallRing`] or
+/// [`TimeWindow`]. Sealed: only those implement it. A breaker reaches its window through
 /// [`Observer::window`], which [`Windowed`] answers.
 pub trait WindowStore: sealed::Store {}
 
 impl WindowStore for CallWindow {}
-impl WindowStore for TimeWindow {}
+impl WindowStore for CallRing {}
+impl<const B: usize> WindowStore for TimeWindow<B> {}
 
 /// A window's storage paired with a breaker's observer: the observer of a windowed
 /// breaker. It tells `observer` of every transition, and gives the breaker its window.
@@ -366,19 +449,65 @@ impl<O> Windowed<CallWindow, O> {
     }
 }
 
+impl<O> Windowed<CallRing, O> {
+    /// An empty large count window ([`WindowSize::Calls`] of up to [`MAX_RING_CALLS`])
+    /// beside `observer`.
+    #[cfg(not(loom))]
+    pub const fn ring(observer: O) -> Self {
+        Windowed {
+            window: CallRing::new(),
+            observer,
+        }
+    }
+
+    /// An empty large count window beside `observer` (not `const` under loom).
+    #[cfg(loom)]
+    pub fn ring(observer: O) -> Self {
+        Windowed {
+            window: CallRing::new(),
+            observer,
+        }
+    }
+}
+
 impl<O> Windowed<TimeWindow, O> {
-    /// An empty time window ([`WindowSize::Time`]) beside `observer`.
+    /// An empty time window ([`WindowSize::Time`]) of [`WINDOW_BUCKETS`] buckets beside
+    /// `observer`.
     #[cfg(not(loom))]
     pub const fn time(observer: O) -> Self {
+        Windowed::time_buckets(observer)
+    }
+
+    /// An empty time window beside `observer` (not `const` under loom).
+    #[cfg(loom)]
+    pub fn time(observer: O) -> Self {
+        Windowed::time_buckets(observer)
+    }
+}
+
+impl<const B: usize, O> Windowed<TimeWindow<B>, O> {
+    /// An empty time window ([`WindowSize::Time`]) of `B` buckets beside `observer`; the
+    /// type says `B`:
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Policy, SharedBreaker, TimeWindow, WindowSize, Windowed};
+    ///
+    /// // resilience4j's time window: one bucket per second, here 60 of them.
+    /// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(60)), Duration::from_secs(30));
+    /// static UPSTREAM: SharedBreaker<Windowed<TimeWindow<60>>> = SharedBreaker::windowed(&POLICY, Windowed::time_buckets(()));
+    /// # let _ = &UPSTREAM;
+    /// ```
+    #[cfg(not(loom))]
+    pub const fn time_buckets(observer: O) -> Self {
         Windowed {
             window: TimeWindow::new(),
             observer,
         }
     }
 
-    /// An empty time window beside `observer` (not `const` under loom).
+    /// An empty time window of `B` buckets beside `observer` (not `const` under loom).
     #[cfg(loom)]
-    pub fn time(observer: O) -> Self {
+    pub fn time_buckets(observer: O) -> Self {
         Windowed {
             window: TimeWindow::new(),
             observer,
@@ -444,20 +573,36 @@ pub(crate) const fn fits_kind<W: sealed::Kind>(rule: &Window) -> Result<(), Poli
     if !rule.is_some() {
         Err(PolicyError::NeedsNoWindow)
     } else {
-        fits_storage(rule, Some(W::TIME))
+        fits_storage(rule, Some(W::SHAPE))
     }
 }
 
-/// Whether a breaker with window storage of the kind `time` (`None`: no storage) can run
-/// `rule`: a window needs storage of its kind; a policy of consecutive strikes runs beside
+/// Whether a breaker with window storage of `shape` (`None`: no storage) can run `rule`: a
+/// window needs storage of its kind and size; a policy of consecutive strikes runs beside
 /// any storage, which it ignores.
-pub(crate) const fn fits_storage(rule: &Window, time: Option<bool>) -> Result<(), PolicyError> {
-    match time {
-        _ if !rule.is_some() => Ok(()),
-        None => Err(PolicyError::NeedsWindow),
-        Some(time) if time == rule.is_time() => Ok(()),
-        Some(_) if rule.is_time() => Err(PolicyError::NeedsTimeWindow),
-        Some(_) => Err(PolicyError::NeedsCountWindow),
+pub(crate) const fn fits_storage(rule: &Window, shape: Option<Shape>) -> Result<(), PolicyError> {
+    let Some(shape) = shape else {
+        return if rule.is_some() {
+            Err(PolicyError::NeedsWindow)
+        } else {
+            Ok(())
+        };
+    };
+    if !rule.is_some() {
+        return Ok(());
+    }
+    match rule.size() {
+        WindowSize::Time(_) if !shape.time => Err(PolicyError::NeedsTimeWindow),
+        WindowSize::Calls(_) if shape.time => Err(PolicyError::NeedsCountWindow),
+        WindowSize::Calls(n) if n > shape.size => Err(PolicyError::NeedsCallRing),
+        WindowSize::Time(span)
+            if shape.size == 0
+                || span.as_millis() % shape.size != 0
+                || rule.min_calls() > shape.size * MAX_BUCKET_CALLS =>
+        {
+            Err(PolicyError::BucketsOutOfRange)
+        }
+        _ => Ok(()),
     }
 }
 
@@ -507,12 +652,13 @@ pub(crate) fn of_store<'a, O: ?Sized + Observer, P: crate::PolicyStore>(
 }
 
 /// The sample a closed call's `outcome` is, if any: a success (slow if it took `elapsed`,
-/// longer than the rule's slow-call duration), a strike; nothing for a trip verdict (which
+/// longer than the rule's slow-call duration), a strike (slow too if the rule counts slow
+/// failures and it took longer); nothing for a trip verdict (which
 /// trips at once, clearing the window) or a neutral outcome.
 pub(crate) fn sample(rule: &Window, outcome: Outcome, elapsed: Option<Duration>) -> Option<Sample> {
     match outcome {
         Outcome::Success => Some(rule.success(elapsed)),
-        Outcome::Error(Verdict::Strike) => Some(Sample::Fail),
+        Outcome::Error(Verdict::Strike) => Some(rule.failure(elapsed)),
         Outcome::Error(_) => None,
     }
 }

@@ -21,12 +21,12 @@
 //! | `breaker_state` | gauge | `breaker`, `state` (`closed`, `open`, `half_open`) | a state set: 1 for the breaker's state, 0 for the two others | every registered breaker |
 //! | `breaker_open_remaining_seconds` | gauge | `breaker` | open: the time left before a call may become the probe (0 once it has passed); forced open: `+Inf` (no probe until a reset); 0 when closed or half-open | every registered breaker |
 //! | `breaker_shadow` | gauge | `breaker` | 1 in [shadow mode](crate::SharedBreaker#shadow-mode) (the refusals but a forced opening's are only counted), 0 otherwise | every registered breaker |
-//! | `breaker_calls_total` | counter | `breaker`, `outcome` (`failure`, `rejected`) | `failure`: outcomes reported as a strike or a trip verdict; `rejected`: calls refused by the breaker, or in shadow mode that it would have refused (see [`SharedBreaker::counters`](crate::SharedBreaker::counters) for how exact) | every registered breaker |
+//! | `breaker_calls_total` | counter | `breaker`, `outcome` (`failure`, `rejected`, `success`, `neutral`) | `failure`: outcomes reported as a strike or a trip verdict; `rejected`: calls refused by the breaker, or in shadow mode that it would have refused (see [`SharedBreaker::counters`](crate::SharedBreaker::counters) for how exact); `success` and `neutral`: outcomes reported as such | `failure` and `rejected`: every registered breaker; `success` and `neutral`: breakers that count every call ([`Policy::counting_calls`](crate::Policy::counting_calls)) |
 //! | `breaker_trips_total` | counter | `breaker` | times the breaker opened by strikes, a trip verdict, a rate, a prediction or a failed or lapsed probe (not [`force_open`](crate::SharedBreaker::force_open)) | every registered breaker |
 //! | `breaker_probes_total` | counter | `breaker`, `outcome` (`success`, `failure`, `neutral`, `lapsed`) | probes by how they ended: `success` (each, whether it closed the breaker or counted toward [`Policy::probes_to_close`](crate::Policy::probes_to_close)), `failure` (a strike or trip verdict, or a probe's permit dropped unanswered), `neutral` (the probe slot freed, nothing learned), `lapsed` (its lease ran out unanswered); a probe overtaken by `force_open` or `reset` is in none | every registered breaker |
 //! | `breaker_window_calls` | gauge | `breaker` | samples in the failure-rate window now (0 unless closed: the window lives while closed) | windowed breakers ([`Policy::failure_rate`](crate::Policy::failure_rate)) |
 //! | `breaker_failure_ratio` | gauge | `breaker` | failures / samples in the window | windowed breakers, while the window holds at least the policy's minimum number of calls; absent below it |
-//! | `breaker_slow_call_ratio` | gauge | `breaker` | slow successes / samples in the window | windowed breakers with a slow-call rule, as `breaker_failure_ratio` |
+//! | `breaker_slow_call_ratio` | gauge | `breaker` | slow calls / samples in the window (slow successes, and slow failures with [`Policy::with_slow_failures`](crate::Policy::with_slow_failures)) | windowed breakers with a slow-call rule, as `breaker_failure_ratio` |
 //! | `breaker_transitions_total` | counter | `breaker`, `from`, `to` ([`Phase::key`](crate::Phase::key)) | changes of phase, forced ones included ([`TransitionCounts`](crate::TransitionCounts)): five series, `closed` to `open`, `open` to `half_open`, `half_open` to `closed`, `half_open` to `open`, `open` to `closed` | every registered breaker |
 //! | `breaker_quota_remaining` | gauge | `breaker` | quota units left at the last sample | [`publish_quota`], after a first sample |
 //! | `breaker_quota_share_ratio` | gauge | `breaker` | the share of the quota left | [`publish_quota`], after a first sample |
@@ -37,11 +37,15 @@
 //! count:
 //!
 //! - Every registered breaker is a [`SharedBreaker`](crate::SharedBreaker), whose
-//!   closed-state happy path writes nothing: it counts no calls, successes or neutral
-//!   outcomes. `breaker_calls_total` therefore has `outcome="failure"` and
+//!   closed-state happy path writes nothing: by default it counts no successes or
+//!   neutral outcomes, and `breaker_calls_total` has `outcome="failure"` and
 //!   `outcome="rejected"` and no `success` or `neutral` series (a zero there would say
-//!   "no traffic"). The request count of the service beside it (an HTTP layer's) gives
-//!   the traffic.
+//!   "no traffic"). A policy built with
+//!   [`Policy::counting_calls`](crate::Policy::counting_calls)
+//!   (`#[circuit_breaker(.., count_calls)]`) counts them, at the price of a
+//!   compare-and-swap per call (`bench/README.md` has the figure), and its breaker gets
+//!   the `success` and `neutral` series too. Without it, the request count of the
+//!   service beside it (an HTTP layer's) gives the traffic.
 //! - A breaker that is not registered (a single-owner [`Breaker`](crate::Breaker), a
 //!   shared one built at run time from a configuration) is published by
 //!   [`publish_breaker`], called beside [`publish`] (which reads the registry only), with
@@ -153,7 +157,7 @@ fn describe() {
     );
     describe_counter!(
         CALLS,
-        "Circuit breaker calls by outcome: failure (reported as a strike or trip verdict), rejected (refused)."
+        "Circuit breaker calls by outcome: failure (reported as a strike or trip verdict), rejected (refused); success and neutral where the breaker counts every call."
     );
     describe_counter!(TRIPS, "Times the circuit breaker opened (not counting force_open).");
     describe_counter!(
@@ -167,7 +171,7 @@ fn describe() {
     );
     describe_gauge!(
         SLOW_RATIO,
-        "Slow successes / samples in the failure-rate window, 0 to 1 (absent below the minimum number of calls)."
+        "Slow calls / samples in the failure-rate window, 0 to 1 (absent below the minimum number of calls)."
     );
     describe_counter!(TRANSITIONS, "Circuit breaker changes of phase.");
     describe_gauge!(QUOTA_REMAINING, "Quota units left at the last sample.");
@@ -193,6 +197,7 @@ fn publish_entry(entry: &Entry) {
         &breaker.state(now),
         breaker.is_shadow(),
         &breaker.counters(),
+        breaker.policy().counts_calls(),
         window,
     );
 }
@@ -228,6 +233,7 @@ pub fn publish_breaker<B: CircuitBreaker + ?Sized, C: Clock>(name: &str, breaker
         &breaker.state(clock),
         breaker.is_shadow(),
         &breaker.counters(),
+        breaker.counts_calls(),
         None,
     );
 }
@@ -238,6 +244,7 @@ fn publish_series(
     state: &State,
     shadow: bool,
     counters: &Counters,
+    counting: bool,
     window: Option<(WindowStats, Window)>,
 ) {
     let label = || name.clone();
@@ -250,6 +257,10 @@ fn publish_series(
 
     counter!(CALLS, "breaker" => label(), "outcome" => "failure").absolute(counters.failures.into());
     counter!(CALLS, "breaker" => label(), "outcome" => "rejected").absolute(counters.skips.into());
+    if counting {
+        counter!(CALLS, "breaker" => label(), "outcome" => "success").absolute(counters.successes.into());
+        counter!(CALLS, "breaker" => label(), "outcome" => "neutral").absolute(counters.neutrals.into());
+    }
     counter!(TRIPS, "breaker" => label()).absolute(counters.trips.into());
     for (outcome, n) in [
         ("success", counters.probe_successes),

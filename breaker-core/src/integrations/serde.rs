@@ -243,13 +243,19 @@ impl Serialize for Counters {
 
 /// The counters a [`SharedBreaker`](crate::SharedBreaker) keeps, by field name: a
 /// registry [`Report`]'s (every registered breaker is shared). `calls`, `successes` and
-/// `neutrals` are left out, not written as zeros it never counted.
-struct SharedCounters(Counters);
+/// `neutrals` are left out, not written as zeros it never counted, unless its policy
+/// counts every call (the `bool`: [`Policy::counting_calls`]).
+struct SharedCounters(Counters, bool);
 
 impl Serialize for SharedCounters {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let c = self.0;
-        let mut st = s.serialize_struct("Counters", 9)?;
+        let (c, counting) = (self.0, self.1);
+        let mut st = s.serialize_struct("Counters", if counting { 12 } else { 9 })?;
+        if counting {
+            st.serialize_field("calls", &c.calls)?;
+            st.serialize_field("successes", &c.successes)?;
+            st.serialize_field("neutrals", &c.neutrals)?;
+        }
         st.serialize_field("failures", &c.failures)?;
         st.serialize_field("skips", &c.skips)?;
         st.serialize_field("trips", &c.trips)?;
@@ -295,13 +301,17 @@ struct PolicyRepr {
     max_cooldown_ms: Duration,
     #[serde(default)]
     patient_probation: bool,
+    /// [`Policy::counting_calls`]: written only when true.
+    #[serde(default, skip_serializing_if = "is_false")]
+    count_calls: bool,
     /// A failure-rate window instead of `trip` (which is then 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     window: Option<WindowRuleRepr>,
 }
 
 /// A windowed policy's rule: `calls` or `time_ms` (one of the two), `failure_rate`,
-/// `min_calls`, and the slow-call rule if any.
+/// `min_calls`, and the slow-call rule if any (`slow_failures`, written only when true, may
+/// be left out: false).
 #[derive(Serialize, Deserialize)]
 #[serde(rename = "Window", deny_unknown_fields)]
 struct WindowRuleRepr {
@@ -315,10 +325,17 @@ struct WindowRuleRepr {
     slow_call_ms: Option<Duration>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     slow_rate: Option<u32>,
+    #[serde(default, skip_serializing_if = "is_false")]
+    slow_failures: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// `{"trip": 3, "cooldown_ms": 30000, "probe_lease_ms": 30000, "probes_to_close": 1,
-/// "backoff_multiplier": 1, "max_cooldown_ms": 30000, "patient_probation": false}`.
+/// "backoff_multiplier": 1, "max_cooldown_ms": 30000, "patient_probation": false}`, with
+/// `"count_calls": true` ([`Policy::counting_calls`]) and a `window` only where set.
 impl Serialize for Policy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         PolicyRepr {
@@ -329,6 +346,7 @@ impl Serialize for Policy {
             backoff_multiplier: self.backoff_multiplier(),
             max_cooldown_ms: self.max_cooldown(),
             patient_probation: self.patient_probation(),
+            count_calls: self.counts_calls(),
             window: self.window().map(|w| {
                 let (calls, time_ms) = match w.size() {
                     WindowSize::Calls(n) => (Some(n), None),
@@ -341,6 +359,7 @@ impl Serialize for Policy {
                     min_calls: w.min_calls(),
                     slow_call_ms: w.slow_calls().map(|(d, _)| d),
                     slow_rate: w.slow_calls().map(|(_, r)| r),
+                    slow_failures: w.slow_failures(),
                 }
             }),
         }
@@ -350,8 +369,8 @@ impl Serialize for Policy {
 
 /// The serialized form, through [`Policy::try_new`] (or [`Policy::try_failure_rate`] for
 /// a `window`) and the other `try_` builders: a policy they reject (trip 0, a cap below the
-/// cooldown, ...) is an error naming the problem. `patient_probation` and `window` may be
-/// left out (false, none).
+/// cooldown, ...) is an error naming the problem. `patient_probation`, `count_calls` and
+/// `window` may be left out (false, false, none).
 impl<'de> Deserialize<'de> for Policy {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Policy, D::Error> {
         let p = PolicyRepr::deserialize(d)?;
@@ -377,6 +396,13 @@ impl<'de> Deserialize<'de> for Policy {
                         Some((d, r)) => q.try_with_slow_calls(d, r),
                         None => Ok(q),
                     })
+                    .and_then(|q| {
+                        if w.slow_failures {
+                            q.try_with_slow_failures(true)
+                        } else {
+                            Ok(q)
+                        }
+                    })
             }
         };
         let policy = base
@@ -384,11 +410,12 @@ impl<'de> Deserialize<'de> for Policy {
             .and_then(|q| q.try_with_probes_to_close(p.probes_to_close))
             .and_then(|q| q.try_with_backoff(p.backoff_multiplier, p.max_cooldown_ms))
             .map_err(|e| D::Error::custom(e.message()))?;
-        Ok(if p.patient_probation {
+        let policy = if p.patient_probation {
             policy.with_patient_probation()
         } else {
             policy
-        })
+        };
+        Ok(if p.count_calls { policy.counting_calls() } else { policy })
     }
 }
 
@@ -533,7 +560,7 @@ impl Serialize for Report {
         st.serialize_field("name", self.name)?;
         st.serialize_field("now_ms", &self.now)?;
         st.serialize_field("state", &self.state)?;
-        st.serialize_field("counters", &SharedCounters(self.counters))?;
+        st.serialize_field("counters", &SharedCounters(self.counters, self.policy.counts_calls()))?;
         st.serialize_field("would_allow", &self.would_allow)?;
         st.serialize_field("shadow", &self.shadow)?;
         st.serialize_field("policy", &self.policy)?;

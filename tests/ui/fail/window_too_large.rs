@@ -9,7 +9,7 @@ impl From<Refused> for Error {
     }
 }
 
-#[circuit_breaker(window = 64)]
+#[circuit_breaker(window = 1009)]
 fn call() -> Result<(), Error> {
     Ok(())
 }

@@ -1,5 +1,5 @@
 //! Every argument at once, including `classify` for an error type without `Classify`, a
-//! `clock` of the user's own, compound durations, and `log` (its lines go to stderr).
+//! `clock` of the user's own, compound durations, `count_calls`, and `log` (its lines go to stderr).
 #![deny(warnings)]
 
 use breaker_core::{circuit_breaker, registry, Duration, Instant, ManualClock, Phase, Refused, Verdict};
@@ -33,6 +33,7 @@ static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
     max_cooldown = "1h",
     name = "billing::charge",
     log,
+    count_calls,
     classify = verdict,
     clock = CLOCK,
     crate = ::breaker_core,
@@ -55,6 +56,10 @@ fn main() {
     assert_eq!(p.cooldown(), Duration::from_secs(90));
     assert_eq!(p.probe_lease(), Duration::from_millis(250));
     assert_eq!(p.max_cooldown(), Duration::from_mins(60));
+    assert!(p.counts_calls());
     CLOCK.advance(Duration::from_secs(90));
     assert_eq!(charge(true), Ok(()));
+    // `count_calls`: the admitted calls and the success are counted (the refusal is a skip).
+    let c = entry.counters();
+    assert_eq!((c.calls, c.successes, c.failures, c.skips), (2, 1, 1, 1));
 }

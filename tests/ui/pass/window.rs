@@ -1,5 +1,6 @@
-//! Failure-rate windows: a count window and a time window, a slow-call rule, `log`, and an
-//! `async fn`; each breaker's policy is what the arguments say.
+//! Failure-rate windows: a count window (small, and of 1000 calls in a ring) and a time
+//! window (of ten buckets, and of sixty), a slow-call rule (counting slow failures too),
+//! `log`, and an `async fn`; each breaker's policy and storage are what the arguments say.
 #![deny(warnings)]
 
 use std::future::Future;
@@ -39,6 +40,16 @@ async fn fetch() -> Result<u8, Error> {
     Ok(2)
 }
 
+#[circuit_breaker(window = 1000, min_calls = 100, slow_call = "1s", slow_rate = 90, slow_failures = true, name = "ring")]
+fn ring() -> Result<u8, Error> {
+    Ok(3)
+}
+
+#[circuit_breaker(window = "60s", buckets = 60, min_calls = 61, name = "minute")]
+fn minute() -> Result<u8, Error> {
+    Ok(4)
+}
+
 fn block_on<F: Future>(f: F) -> F::Output {
     let mut f = pin!(f);
     let mut cx = Context::from_waker(Waker::noop());
@@ -64,6 +75,12 @@ fn main() {
     assert_eq!((t.trip(), t.probes_to_close()), (0, 2));
     let w = registry::get("async").unwrap().policy().window().unwrap();
     assert_eq!((w.size(), w.min_calls()), (WindowSize::Calls(51), 51));
+    assert_eq!((ring(), minute()), (Ok(3), Ok(4)));
+    let w = registry::get("ring").unwrap().policy().window().unwrap();
+    assert_eq!((w.size(), w.min_calls(), w.slow_failures()), (WindowSize::Calls(1000), 100, true));
+    assert_eq!(w.slow_calls(), Some((Duration::from_secs(1), 90)));
+    let w = registry::get("minute").unwrap().policy().window().unwrap();
+    assert_eq!((w.size(), w.min_calls(), w.slow_failures()), (WindowSize::Time(Duration::from_secs(60)), 61, false));
     let stats = registry::get("count").unwrap().breaker().window_stats(breaker_core::Instant::ZERO);
     assert_eq!(stats.map(|s| (s.calls, s.failures)), Some((2, 1)));
 }

@@ -244,3 +244,23 @@ mod map {
         assert!(m.entry("x").attempt(&clock).is_ok());
     }
 }
+
+#[test]
+fn a_counting_policy_s_idle_entries_are_evicted_and_recycled_still_counting() {
+    static COUNTING: Policy = Policy::new(2, Duration::from_secs(10)).counting_calls();
+    let t = KeyedBreakers::<u32, 2>::new([const { SharedBreaker::new(&COUNTING) }; 2]);
+    let clock = ManualClock::new(Instant::ZERO);
+    for k in [1, 2] {
+        t.entry(k).call(&clock, || Ok::<_, std::io::Error>(())).unwrap();
+    }
+    assert_eq!(t.get(1).unwrap().counters().successes, 1);
+    // Closed and idle although their words carry the count mark: evicted for new keys.
+    t.try_entry(3).unwrap();
+    t.try_entry(4).unwrap();
+    assert_eq!(t.evictions(), 2);
+    let mut fresh = t.entry(3);
+    assert_eq!(fresh.counters(), Counters::ZERO);
+    fresh.call(&clock, || Ok::<_, std::io::Error>(())).unwrap();
+    let c = t.get(3).unwrap().counters();
+    assert_eq!((c.calls, c.successes), (1, 1));
+}

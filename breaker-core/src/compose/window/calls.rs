@@ -3,12 +3,13 @@
 use core::fmt;
 
 use super::sealed::{Kind, Store};
-use super::{Pushed, Sample, Tally, Window, WindowSnapshot, MAX_WINDOW_CALLS};
+use super::{Pushed, Sample, Shape, Tally, Window, WindowSnapshot, MAX_WINDOW_CALLS};
 use crate::atomic::{AtomicU64, Ordering};
 use crate::Instant;
 
-/// The storage of a count window ([`WindowSize::Calls`](super::WindowSize::Calls)): the
-/// last N samples of a closed breaker, one bit each. 16 bytes, whatever N.
+/// The storage of a count window ([`WindowSize::Calls`](super::WindowSize::Calls)) of up to
+/// [`MAX_WINDOW_CALLS`] calls: the last N samples of a closed breaker, one bit each. 16
+/// bytes, whatever N. A larger window is kept in a [`CallRing`](super::CallRing).
 ///
 /// It keeps two words, one per rule: the failures, and the slow calls (used only with a
 /// slow-call rule). Each word is
@@ -165,12 +166,15 @@ impl defmt::Format for CallWindow {
 }
 
 impl Kind for CallWindow {
-    const TIME: bool = false;
+    const SHAPE: Shape = Shape {
+        time: false,
+        size: MAX_WINDOW_CALLS,
+    };
 }
 
 impl Store for CallWindow {
-    fn is_time(&self) -> bool {
-        false
+    fn shape(&self) -> Shape {
+        Self::SHAPE
     }
 
     // Inlined into the breaker's call path (the breaker knows its window's type there):
@@ -178,11 +182,11 @@ impl Store for CallWindow {
     #[inline(always)]
     fn push(&self, rule: &Window, gen: u16, sample: Sample, _now: Instant) -> Pushed {
         let size = rule.calls().min(MAX_WINDOW_CALLS);
-        let Some((fails, changed)) = push_word(&self.failures, gen, size, sample == Sample::Fail) else {
+        let Some((fails, changed)) = push_word(&self.failures, gen, size, sample.fails()) else {
             return Pushed::Stale;
         };
         let (slow, changed) = if rule.times_calls() {
-            match push_word(&self.slow, gen, size, sample == Sample::Slow) {
+            match push_word(&self.slow, gen, size, sample.slow()) {
                 Some((slow, also)) => (slow, changed || also),
                 None => return Pushed::Stale,
             }
@@ -234,7 +238,8 @@ impl Store for CallWindow {
             return WindowSnapshot::None;
         }
         // The two words hold the same samples once no sample is on its way between them:
-        // keep the samples both know of.
+        // keep the samples both know of. (A slow failure is kept as a failure: a snapshot
+        // has no sample in both.)
         let len = held(fails).min(if rule.times_calls() { held(slow) } else { held(fails) });
         let bits = |word: u64| plane(word) & ((1u64 << len) - 1);
         WindowSnapshot::Calls {

@@ -8,10 +8,19 @@ use super::Sample;
 use crate::Reason;
 use crate::{Duration, Policy, PolicyError};
 
-/// The most samples a count window ([`WindowSize::Calls`]) holds.
+/// The most samples a [`CallWindow`](super::CallWindow), the small count window, holds.
+/// A count window of more calls ([`WindowSize::Calls`], up to [`MAX_RING_CALLS`]) is kept
+/// in a [`CallRing`](super::CallRing).
 pub const MAX_WINDOW_CALLS: u32 = 51;
-/// The number of buckets a time window ([`WindowSize::Time`]) is split into.
+/// The most samples a count window ([`WindowSize::Calls`]) holds: a
+/// [`CallRing`](super::CallRing)'s size.
+pub const MAX_RING_CALLS: u32 = 1008;
+/// The number of buckets a time window ([`WindowSize::Time`]) is split into by default
+/// ([`TimeWindow`](super::TimeWindow) without a parameter), and the number of newest
+/// buckets a [`Snapshot`](crate::Snapshot) keeps.
 pub const WINDOW_BUCKETS: u32 = 10;
+/// The most buckets a time window ([`TimeWindow<B>`](super::TimeWindow)) can be split into.
+pub const MAX_WINDOW_BUCKETS: u32 = 240;
 /// The most calls one bucket of a time window holds: a full bucket halves its counts and
 /// goes on counting (its rates stay, its newest calls weigh more).
 pub const MAX_BUCKET_CALLS: u32 = 1023;
@@ -22,10 +31,14 @@ pub const MIN_WINDOW_TIME: Duration = Duration::from_secs(1);
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub enum WindowSize {
-    /// The last `n` samples (calls), `1 <= n <=` [`MAX_WINDOW_CALLS`]: a count-based window.
+    /// The last `n` samples (calls), `1 <= n <=` [`MAX_RING_CALLS`]: a count-based window,
+    /// kept in a [`CallWindow`](super::CallWindow) up to [`MAX_WINDOW_CALLS`], in a
+    /// [`CallRing`](super::CallRing) beyond.
     Calls(u32),
     /// The samples of the last span of time, at least [`MIN_WINDOW_TIME`] and a whole
-    /// multiple of 10 ms: a time-based window of [`WINDOW_BUCKETS`] buckets.
+    /// multiple of 10 ms: a time-based window of [`WINDOW_BUCKETS`] buckets, or of the
+    /// number its [`TimeWindow<B>`](super::TimeWindow) storage says (`span` must then be a
+    /// whole number of ms per bucket).
     Time(Duration),
 }
 
@@ -41,7 +54,8 @@ pub struct Window {
     slow_call: Duration,
     min_calls: u16,
     failure_rate: u8,
-    /// 0: no slow-call rule.
+    /// 0: no slow-call rule. Else the rate, plus [`Window::SLOW_FAILURES`] if slow failures
+    /// count as slow calls.
     slow_rate: u8,
 }
 
@@ -68,6 +82,10 @@ impl Window {
 
     /// The flag bit of `span` that makes it a time span (policy durations stay below 2^30).
     const TIME: u32 = 1 << 31;
+
+    /// The flag bit of `slow_rate` that counts slow failures as slow calls (rates stay at
+    /// or below 100).
+    const SLOW_FAILURES: u8 = 1 << 7;
 
     /// No window: a policy of consecutive strikes.
     pub(crate) const NONE: Window = Window {
@@ -105,7 +123,16 @@ impl Window {
 
     pub(crate) const fn with_slow_calls(mut self, slower_than: Duration, percent: u32) -> Window {
         self.slow_call = slower_than;
-        self.slow_rate = percent as u8;
+        self.slow_rate = percent as u8 | (self.slow_rate & Window::SLOW_FAILURES);
+        self
+    }
+
+    pub(crate) const fn with_slow_failures(mut self, on: bool) -> Window {
+        self.slow_rate = if on {
+            self.slow_rate | Window::SLOW_FAILURES
+        } else {
+            self.slow_rate & !Window::SLOW_FAILURES
+        };
         self
     }
 
@@ -136,16 +163,23 @@ impl Window {
     /// The slow-call rule: a successful call longer than this duration is slow, and this
     /// share of slow calls (in percent) trips the breaker. `None` without the rule.
     pub const fn slow_calls(&self) -> Option<(Duration, u32)> {
-        if self.slow_rate == 0 {
-            None
+        if self.times_calls() {
+            Some((self.slow_call, (self.slow_rate & !Window::SLOW_FAILURES) as u32))
         } else {
-            Some((self.slow_call, self.slow_rate as u32))
+            None
         }
+    }
+
+    /// Whether a failure that took longer than the slow-call duration also counts as a
+    /// slow call ([`Policy::with_slow_failures`]). `false` by default: only slow successes
+    /// are slow calls.
+    pub const fn slow_failures(&self) -> bool {
+        self.slow_rate & Window::SLOW_FAILURES != 0
     }
 
     /// Whether the policy has a slow-call rule, so calls must be timed.
     pub(crate) const fn times_calls(&self) -> bool {
-        self.slow_rate != 0
+        self.slow_rate & !Window::SLOW_FAILURES != 0
     }
 
     /// A count window's number of samples (0 for a time window).
@@ -157,20 +191,35 @@ impl Window {
         }
     }
 
-    /// A time window's bucket width in ms (0 for a count window).
-    pub(crate) const fn bucket_ms(&self) -> u32 {
-        if self.is_time() {
-            (self.span & !Window::TIME) / WINDOW_BUCKETS
+    /// A time window's bucket width in ms with `buckets` buckets (0 for a count window).
+    pub(crate) const fn bucket_ms(&self, buckets: u32) -> u32 {
+        if self.is_time() && buckets != 0 {
+            (self.span & !Window::TIME) / buckets
         } else {
             0
         }
     }
 
+    /// Whether a call of `elapsed` was slow (with a slow-call rule).
+    fn is_slow(&self, elapsed: Option<Duration>) -> bool {
+        matches!(elapsed, Some(d) if self.times_calls() && d > self.slow_call)
+    }
+
     /// What a finished call of `elapsed` says: slow or not (successes only).
     pub(crate) fn success(&self, elapsed: Option<Duration>) -> Sample {
-        match elapsed {
-            Some(d) if self.times_calls() && d > self.slow_call => Sample::Slow,
-            _ => Sample::Ok,
+        if self.is_slow(elapsed) {
+            Sample::Slow
+        } else {
+            Sample::Ok
+        }
+    }
+
+    /// What a failed call of `elapsed` says: a slow failure if the rule counts those.
+    pub(crate) fn failure(&self, elapsed: Option<Duration>) -> Sample {
+        if self.slow_failures() && self.is_slow(elapsed) {
+            Sample::SlowFail
+        } else {
+            Sample::Fail
         }
     }
 }
@@ -182,6 +231,7 @@ impl fmt::Debug for Window {
             .field("failure_rate", &self.failure_rate())
             .field("min_calls", &self.min_calls())
             .field("slow_calls", &self.slow_calls())
+            .field("slow_failures", &self.slow_failures())
             .finish()
     }
 }
@@ -217,7 +267,7 @@ impl Policy {
             return Err(PolicyError::RateOutOfRange);
         }
         let fits = match size {
-            WindowSize::Calls(n) => n >= 1 && n <= MAX_WINDOW_CALLS,
+            WindowSize::Calls(n) => n >= 1 && n <= MAX_RING_CALLS,
             WindowSize::Time(span) => {
                 span.as_millis() >= MIN_WINDOW_TIME.as_millis() && span.as_millis() % WINDOW_BUCKETS == 0
             }
@@ -233,7 +283,9 @@ impl Policy {
 
     /// The fewest samples the window must hold before a rate can trip the breaker: 1 to
     /// the window's size for a count window, 1 to 10 x [`MAX_BUCKET_CALLS`] for a time
-    /// window. Below it, even a window of failures does not trip (a trip verdict still
+    /// window (and at most what its buckets can count: a breaker whose
+    /// [`TimeWindow<B>`](super::TimeWindow) has fewer than ten buckets refuses more than
+    /// `B` x [`MAX_BUCKET_CALLS`]). Below it, even a window of failures does not trip (a trip verdict still
     /// does).
     ///
     /// # Panics
@@ -293,5 +345,38 @@ impl Policy {
             return Err(PolicyError::RateOutOfRange);
         }
         Ok(self.windowed(window.with_slow_calls(slower_than, percent)))
+    }
+
+    /// Count a *failure* that took longer than the slow-call duration as a slow call too,
+    /// as resilience4j does: it is then both a failure (in the failure rate) and a slow call
+    /// (in the slow-call rate). Without it (the default) only slow successes are slow calls,
+    /// and a failure is a failure however long it took. Needs the slow-call rule
+    /// ([`Policy::with_slow_calls`]) first.
+    ///
+    /// ```
+    /// use breaker_core::{Duration, Policy, WindowSize};
+    ///
+    /// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(100), Duration::from_secs(60))
+    ///     .with_slow_calls(Duration::from_secs(60), 100)
+    ///     .with_slow_failures(true);
+    /// assert!(POLICY.window().unwrap().slow_failures());
+    /// ```
+    ///
+    /// # Panics
+    /// On a policy without a slow-call rule (a compile error in a `const`); see
+    /// [`Policy::try_with_slow_failures`].
+    pub const fn with_slow_failures(self, on: bool) -> Policy {
+        crate::policy::unwrap_policy!(self.try_with_slow_failures(on))
+    }
+
+    /// [`Policy::with_slow_failures`] for values known only at run time.
+    pub const fn try_with_slow_failures(self, on: bool) -> Result<Policy, PolicyError> {
+        let Some(window) = self.window() else {
+            return Err(PolicyError::NotWindowed);
+        };
+        if on && !window.times_calls() {
+            return Err(PolicyError::SlowFailuresNeedSlowCalls);
+        }
+        Ok(self.windowed(window.with_slow_failures(on)))
     }
 }

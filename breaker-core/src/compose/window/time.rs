@@ -1,30 +1,38 @@
-//! The time window: ten buckets of calls, failures and slow calls, one atomic word each.
+//! The time window: `B` buckets (ten by default) of calls, failures and slow calls, one
+//! atomic word each.
 
 use core::fmt;
 
 use super::sealed::{Kind, Store};
-use super::{Bucket, Pushed, Sample, Tally, Window, WindowSnapshot, MAX_BUCKET_CALLS, WINDOW_BUCKETS};
+use super::{
+    Bucket, Pushed, Sample, Shape, Tally, Window, WindowSnapshot, MAX_BUCKET_CALLS, MAX_WINDOW_BUCKETS, WINDOW_BUCKETS,
+};
 use crate::atomic::{AtomicU64, Ordering};
 use crate::Instant;
 
 /// The storage of a time window ([`WindowSize::Time`](super::WindowSize::Time)): the
-/// samples of a closed breaker's last span of time, in [`WINDOW_BUCKETS`] buckets of a
-/// tenth of the span each. 80 bytes, whatever the span.
+/// samples of a closed breaker's last span of time, in `B` buckets of `1/B` of the span
+/// each: [`WINDOW_BUCKETS`] (ten) unless the type says otherwise, 1 to
+/// [`MAX_WINDOW_BUCKETS`] (a compile error beyond). 8 bytes per bucket, whatever the span:
+/// 80 bytes with ten, 480 with sixty (`TimeWindow<60>`: resilience4j's one bucket per
+/// second over a minute). Each call reads every bucket once, so more buckets cost more per
+/// call (`bench/README.md`).
 ///
 /// Each bucket is one word,
 ///
 /// ```text
 /// bits 52..64  the generation its samples belong to
-/// bits 30..52  the bucket's number: (milliseconds / bucket width) modulo 10 * 2^18
-/// bits 20..30  slow successes    bits 10..20  failures    bits 0..10  calls (1 to 1023;
+/// bits 30..52  the bucket's number: (milliseconds / bucket width) modulo B * 2^k, the
+///              largest such multiple of B up to 2^22 (10 * 2^18 for ten buckets)
+/// bits 20..30  slow calls    bits 10..20  failures    bits 0..10  calls (1 to 1023;
 ///              a full bucket halves its three counts before its next call)
 /// ```
 ///
 /// so one compare-and-swap adds a sample to its bucket, or starts the bucket afresh when
-/// its number has moved on. Bucket `b` lives in slot `b % 10`. Put in a
+/// its number has moved on. Bucket `b` lives in slot `b % B`. Put in a
 /// [`Windowed`](super::Windowed).
-pub struct TimeWindow {
-    buckets: [AtomicU64; WINDOW_BUCKETS as usize],
+pub struct TimeWindow<const B: usize = 10> {
+    buckets: [AtomicU64; B],
 }
 
 const FAILURES_AT: u32 = 10;
@@ -32,11 +40,23 @@ const SLOW_AT: u32 = 20;
 const NUMBER_AT: u32 = 30;
 const TAG_AT: u32 = 52;
 const COUNT: u64 = 0x3FF;
-/// Bucket numbers count modulo this: a multiple of the ten slots (so a bucket keeps its
-/// slot when the numbers wrap) below 2^22 (the bits they have).
-const NUMBERS: u32 = WINDOW_BUCKETS << 18;
-const _: () = assert!(NUMBERS.is_multiple_of(WINDOW_BUCKETS) && NUMBERS <= 1 << 22);
-const SLOTS: usize = WINDOW_BUCKETS as usize;
+
+/// Bucket numbers of a window of `B` buckets count modulo this: a multiple of the `B`
+/// slots (so a bucket keeps its slot when the numbers wrap) up to 2^22 (the bits they
+/// have): `B` times the largest power of two that fits.
+const fn numbers<const B: usize>() -> u32 {
+    let b = if B == 0 { 1 } else { B as u32 };
+    let mut n = b;
+    while n << 1 <= 1 << 22 {
+        n <<= 1;
+    }
+    n
+}
+const _: () = assert!(numbers::<WINDOW_BUCKETS_USIZE>() == WINDOW_BUCKETS << 18);
+const _: () = assert!(numbers::<{ MAX_WINDOW_BUCKETS as usize }>() <= 1 << 22);
+// Ten buckets of full counts add up in a lane of `spread`, and so do the most buckets.
+const _: () = assert!(MAX_WINDOW_BUCKETS * MAX_BUCKET_CALLS < 1 << 21);
+const WINDOW_BUCKETS_USIZE: usize = WINDOW_BUCKETS as usize;
 
 const fn tag(word: u64) -> u16 {
     (word >> TAG_AT) as u16
@@ -64,34 +84,34 @@ const fn empty(gen: u16) -> u64 {
 }
 
 /// A bucket of generation `gen`, number `n`, with these counts (cut to their bits).
-const fn bucket(gen: u16, n: u32, calls: u32, failures: u32, slow: u32) -> u64 {
+const fn bucket<const B: usize>(gen: u16, n: u32, calls: u32, failures: u32, slow: u32) -> u64 {
     empty(gen)
-        | ((n % NUMBERS) as u64) << NUMBER_AT
+        | ((n % numbers::<B>()) as u64) << NUMBER_AT
         | (slow as u64 & COUNT) << SLOW_AT
         | (failures as u64 & COUNT) << FAILURES_AT
         | (calls as u64 & COUNT)
 }
 
-/// How many buckets `a` is after `b`, modulo the numbering (both below [`NUMBERS`], as
+/// How many buckets `a` is after `b`, modulo the numbering (both below [`numbers`], as
 /// every number this code writes is; no division: this runs for every bucket of every
 /// sample).
-const fn after(a: u32, b: u32) -> u32 {
+const fn after<const B: usize>(a: u32, b: u32) -> u32 {
     let d = a.wrapping_sub(b);
     if a >= b {
         d
     } else {
-        d.wrapping_add(NUMBERS)
+        d.wrapping_add(numbers::<B>())
     }
 }
 
 /// The slot of bucket number `n`.
-const fn slot(n: u32) -> usize {
-    (n % WINDOW_BUCKETS) as usize
+const fn slot<const B: usize>(n: u32) -> usize {
+    (n % if B == 0 { 1 } else { B as u32 }) as usize
 }
 
 /// The number of the bucket `now` falls in, for buckets `width` ms wide.
-fn number_at(now: Instant, width: u32) -> u32 {
-    now.as_millis() / width.max(1) % NUMBERS
+fn number_at<const B: usize>(now: Instant, width: u32) -> u32 {
+    now.as_millis() / width.max(1) % numbers::<B>()
 }
 
 /// The current bucket number for a clock reading in bucket `n`, given the buckets
@@ -99,29 +119,29 @@ fn number_at(now: Instant, width: u32) -> u32 {
 /// window (a clock that stepped back, or a caller whose reading is a little older than
 /// another's: no time passed). A bucket further ahead is from a clock that stepped back
 /// by more than the window, and is left to expire.
-fn current(words: &[u64; SLOTS], n: u32) -> u32 {
+fn current<const B: usize>(words: &[u64; B], n: u32) -> u32 {
     let mut ahead = 0;
     for w in words {
-        let a = after(number(*w), n);
-        if calls(*w) > 0 && a < WINDOW_BUCKETS && a > ahead {
+        let a = after::<B>(number(*w), n);
+        if calls(*w) > 0 && a < B as u32 && a > ahead {
             ahead = a;
         }
     }
     let cur = n + ahead;
-    if cur >= NUMBERS {
-        cur - NUMBERS
+    if cur >= numbers::<B>() {
+        cur - numbers::<B>()
     } else {
         cur
     }
 }
 
 /// Whether `word` is a bucket of the window whose current bucket is `cur`.
-const fn live(word: u64, cur: u32) -> bool {
-    calls(word) > 0 && after(cur, number(word)) < WINDOW_BUCKETS
+const fn live<const B: usize>(word: u64, cur: u32) -> bool {
+    calls(word) > 0 && after::<B>(cur, number(word)) < B as u32
 }
 
-/// A bucket's three counts in three 21-bit lanes of a `u64`, so that ten buckets add up
-/// (at most 10 x 1023 per lane) in one addition each.
+/// A bucket's three counts in three 21-bit lanes of a `u64`, so that the buckets add up
+/// (at most [`MAX_WINDOW_BUCKETS`] x 1023 per lane) in one addition each.
 const fn spread(word: u64) -> u64 {
     (word & COUNT) | (word >> FAILURES_AT & COUNT) << 21 | (word >> SLOW_AT & COUNT) << 42
 }
@@ -139,9 +159,9 @@ const fn unspread(lanes: u64) -> Tally {
 }
 
 /// What the buckets of the window whose current bucket is `cur` hold.
-fn sum(words: &[u64; SLOTS], cur: u32) -> Tally {
+fn sum<const B: usize>(words: &[u64; B], cur: u32) -> Tally {
     let mut t = Tally::default();
-    for w in words.iter().filter(|w| live(**w, cur)) {
+    for w in words.iter().filter(|w| live::<B>(**w, cur)) {
         t.calls += calls(*w);
         t.failures += failures(*w);
         t.slow += slow(*w);
@@ -150,26 +170,36 @@ fn sum(words: &[u64; SLOTS], cur: u32) -> Tally {
     t
 }
 
-impl TimeWindow {
+impl<const B: usize> TimeWindow<B> {
+    /// A compile error unless `B` is 1 to [`MAX_WINDOW_BUCKETS`].
+    const BUCKETS_FIT: () = assert!(
+        B >= 1 && B <= MAX_WINDOW_BUCKETS as usize,
+        "a time window has 1 to 240 buckets"
+    );
+
     /// An empty window (of the first generation, that of a new breaker).
     #[cfg(not(loom))]
-    pub const fn new() -> TimeWindow {
+    pub const fn new() -> TimeWindow<B> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::BUCKETS_FIT;
         TimeWindow {
-            buckets: [const { AtomicU64::new(empty(0)) }; SLOTS],
+            buckets: [const { AtomicU64::new(empty(0)) }; B],
         }
     }
 
     /// An empty window (not `const` under loom).
     #[cfg(loom)]
-    pub fn new() -> TimeWindow {
+    pub fn new() -> TimeWindow<B> {
+        #[allow(clippy::let_unit_value)]
+        let () = Self::BUCKETS_FIT;
         TimeWindow {
             buckets: core::array::from_fn(|_| AtomicU64::new(empty(0))),
         }
     }
 
     /// Every bucket, each read once.
-    fn words(&self) -> [u64; SLOTS] {
-        let mut words = [0; SLOTS];
+    fn words(&self) -> [u64; B] {
+        let mut words = [0; B];
         for (w, b) in words.iter_mut().zip(&self.buckets) {
             *w = b.load(Ordering::Acquire);
         }
@@ -177,13 +207,13 @@ impl TimeWindow {
     }
 }
 
-impl Default for TimeWindow {
-    fn default() -> TimeWindow {
+impl<const B: usize> Default for TimeWindow<B> {
+    fn default() -> TimeWindow<B> {
         TimeWindow::new()
     }
 }
 
-impl fmt::Debug for TimeWindow {
+impl<const B: usize> fmt::Debug for TimeWindow<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let words = self.words();
         let mut list = f.debug_list();
@@ -195,7 +225,7 @@ impl fmt::Debug for TimeWindow {
 }
 
 #[cfg(feature = "defmt")]
-impl defmt::Format for TimeWindow {
+impl<const B: usize> defmt::Format for TimeWindow<B> {
     fn format(&self, f: defmt::Formatter<'_>) {
         defmt::write!(f, "TimeWindow [");
         for (i, w) in self.words().into_iter().enumerate() {
@@ -215,23 +245,22 @@ impl defmt::Format for TimeWindow {
     }
 }
 
-impl Kind for TimeWindow {
-    const TIME: bool = true;
+impl<const B: usize> Kind for TimeWindow<B> {
+    const SHAPE: Shape = Shape {
+        time: true,
+        size: B as u32,
+    };
 }
 
-impl Store for TimeWindow {
-    fn is_time(&self) -> bool {
-        true
+impl<const B: usize> Store for TimeWindow<B> {
+    fn shape(&self) -> Shape {
+        Self::SHAPE
     }
 
     fn push(&self, rule: &Window, gen: u16, sample: Sample, now: Instant) -> Pushed {
-        let n = number_at(now, rule.bucket_ms());
-        let (fail, slow_one) = match sample {
-            Sample::Ok => (0, 0),
-            Sample::Fail => (1, 0),
-            Sample::Slow => (0, 1),
-        };
-        let at = slot(n);
+        let n = number_at::<B>(now, rule.bucket_ms(B as u32));
+        let (fail, slow_one) = (sample.fails() as u32, sample.slow() as u32);
+        let at = slot::<B>(n);
         loop {
             // One pass over the buckets, each read once: their generation, what the window
             // ending at `n` holds, and whether some bucket is ahead of `n` (rare: then the
@@ -248,9 +277,9 @@ impl Store for TimeWindow {
                 foreign |= tag(word) ^ gen;
                 if calls(word) != 0 {
                     let number = number(word);
-                    if after(n, number) < WINDOW_BUCKETS {
+                    if after::<B>(n, number) < B as u32 {
                         lanes += spread(word);
-                    } else if after(number, n) < WINDOW_BUCKETS {
+                    } else if after::<B>(number, n) < B as u32 {
                         ahead = true;
                     }
                 }
@@ -267,23 +296,24 @@ impl Store for TimeWindow {
                 }
                 let cur = current(&words, n);
                 t = sum(&words, cur);
-                old = words.get(slot(cur)).copied().unwrap_or(0);
-                (cur, slot(cur))
+                old = words.get(slot::<B>(cur)).copied().unwrap_or(0);
+                (cur, slot::<B>(cur))
             } else {
                 (n, at)
             };
             let Some(cell) = self.buckets.get(at) else {
-                return Pushed::Stale; // unreachable: a slot is below 10
+                return Pushed::Stale; // unreachable: a slot is below B
             };
             let counted = calls(old) > 0 && number(old) == cur;
             let base = match (counted, calls(old) >= MAX_BUCKET_CALLS) {
-                (false, _) => bucket(gen, cur, 0, 0, 0),
+                (false, _) => bucket::<B>(gen, cur, 0, 0, 0),
                 (true, false) => old,
                 // Full: halve its counts (the rates stay, the newest calls weigh more) and
-                // go on counting. (Rounding keeps failures + slow <= calls.)
-                (true, true) => bucket(gen, cur, calls(old).div_ceil(2), failures(old) / 2, slow(old) / 2),
+                // go on counting. (Rounding keeps failures <= calls and slow <= calls, and
+                // failures + slow <= calls unless slow failures count as both.)
+                (true, true) => bucket::<B>(gen, cur, calls(old).div_ceil(2), failures(old) / 2, slow(old) / 2),
             };
-            let next = bucket(gen, cur, calls(base) + 1, failures(base) + fail, slow(base) + slow_one);
+            let next = bucket::<B>(gen, cur, calls(base) + 1, failures(base) + fail, slow(base) + slow_one);
             if cell
                 .compare_exchange(old, next, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
@@ -317,7 +347,10 @@ impl Store for TimeWindow {
         if words.iter().any(|w| tag(*w) != gen) {
             return None;
         }
-        Some(sum(&words, current(&words, number_at(now, rule.bucket_ms()))))
+        Some(sum(
+            &words,
+            current(&words, number_at::<B>(now, rule.bucket_ms(B as u32))),
+        ))
     }
 
     fn save(&self, rule: &Window, gen: u16, now: Instant) -> WindowSnapshot {
@@ -325,14 +358,16 @@ impl Store for TimeWindow {
         if words.iter().any(|w| tag(*w) != gen) {
             return WindowSnapshot::None;
         }
-        let cur = current(&words, number_at(now, rule.bucket_ms()));
-        let mut buckets = [Bucket::default(); SLOTS];
-        for w in words.iter().filter(|w| live(**w, cur)) {
-            if let Some(b) = buckets.get_mut(after(cur, number(*w)) as usize) {
+        let cur = current(&words, number_at::<B>(now, rule.bucket_ms(B as u32)));
+        // The newest ten buckets (all of them with ten or fewer); a slow failure is kept as
+        // a failure (a snapshot's bucket has failures + slow <= calls).
+        let mut buckets = [Bucket::default(); WINDOW_BUCKETS as usize];
+        for w in words.iter().filter(|w| live::<B>(**w, cur)) {
+            if let Some(b) = buckets.get_mut(after::<B>(cur, number(*w)) as usize) {
                 *b = Bucket {
                     calls: calls(*w) as u16,
                     failures: failures(*w) as u16,
-                    slow: slow(*w) as u16,
+                    slow: slow(*w).min(calls(*w) - failures(*w).min(calls(*w))) as u16,
                 };
             }
         }
@@ -347,17 +382,18 @@ impl Store for TimeWindow {
         if !rule.is_time() {
             return;
         }
-        let cur = number_at(now, rule.bucket_ms());
-        for (k, b) in (0u32..).zip(buckets) {
+        let cur = number_at::<B>(now, rule.bucket_ms(B as u32));
+        // A window of fewer than ten buckets takes the newest it has room for.
+        for (k, b) in (0u32..B as u32).zip(buckets) {
             let calls = u32::from(b.calls).min(MAX_BUCKET_CALLS);
             let failures = u32::from(b.failures).min(calls);
             let slow = u32::from(b.slow).min(calls - failures);
             if calls == 0 {
                 continue;
             }
-            let n = (cur + NUMBERS - k) % NUMBERS;
-            if let Some(cell) = self.buckets.get(slot(n)) {
-                cell.store(bucket(gen, n, calls, failures, slow), Ordering::Release);
+            let n = (cur + numbers::<B>() - k) % numbers::<B>();
+            if let Some(cell) = self.buckets.get(slot::<B>(n)) {
+                cell.store(bucket::<B>(gen, n, calls, failures, slow), Ordering::Release);
             }
         }
     }
@@ -366,6 +402,18 @@ impl Store for TimeWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const SLOTS: usize = 10;
+    const NUMBERS: u32 = numbers::<SLOTS>();
+    const fn bucket(gen: u16, n: u32, calls: u32, failures: u32, slow: u32) -> u64 {
+        super::bucket::<SLOTS>(gen, n, calls, failures, slow)
+    }
+    const fn slot(n: u32) -> usize {
+        super::slot::<SLOTS>(n)
+    }
+    const fn after(a: u32, b: u32) -> u32 {
+        super::after::<SLOTS>(a, b)
+    }
 
     #[test]
     fn a_bucket_word_round_trips() {
@@ -401,7 +449,7 @@ mod tests {
         use crate::{Duration, Policy, WindowSize};
         let policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(1));
         let rule = policy.window().unwrap();
-        let w = TimeWindow::new();
+        let w = TimeWindow::<10>::new();
         let at = Instant::from_millis(5_000);
         for _ in 0..1023 {
             w.push(&rule, 0, Sample::Ok, at);
