@@ -138,12 +138,15 @@ fn through(test: &str, fault: Fault, reaches_redis: bool, clock: &'static Manual
     );
     if !reaches_redis {
         // The link's own round trip fails too (or already did): the outage is reported once.
+        // (The link marks itself disconnected before it reports the outage: wait for the
+        // report, not only for the flag.)
         let down = StdInstant::now();
-        while a.is_connected() {
+        let unreachable = || count(&a_events, |e| matches!(e, LinkEvent::Unreachable { .. }));
+        while a.is_connected() || unreachable() == 0 {
             assert!(down.elapsed() < HANG, "{fault:?}: the link never gave up");
             std::thread::sleep(StdDuration::from_millis(5));
         }
-        assert_eq!(count(&a_events, |e| matches!(e, LinkEvent::Unreachable { .. })), 1);
+        assert_eq!(unreachable(), 1);
         // Trying Redis again through the fault fails within the timeout too, and is not
         // reported again.
         a.refresh();

@@ -440,20 +440,22 @@ impl<P: PolicyStore> Inner<P> {
     /// paths: firmware stays small); `f` works on a builder on this loop's stack.
     #[inline(never)]
     fn update(&self, f: &dyn Fn(&mut SharedBuilder)) -> Transitions {
-        let counting = self.counting();
         let mut w = self.word.load(Ordering::Acquire);
-        let step = loop {
+        let (step, counting) = loop {
+            // Read on every turn: a reload that switches counting and then takes its own
+            // step makes this turn fail and the next one mark the word as the policy says.
+            let counting = self.counting();
             let mut b = SharedBuilder::new(Core::unpack(w));
             f(&mut b);
             let next = b.core.pack_marked(counting);
             if next == w {
-                break b;
+                break (b, counting);
             }
             match self
                 .word
                 .compare_exchange_weak(w, next, Ordering::AcqRel, Ordering::Acquire)
             {
-                Ok(_) => break b,
+                Ok(_) => break (b, counting),
                 Err(actual) => w = actual,
             }
         };
