@@ -9,7 +9,7 @@
 
 use breaker_core::{
     CallRing, CallWindow, Classify, Clock, Duration, Instant, ManualClock, Outcome, Phase, Policy, SharedBreaker,
-    TimeWindow, Verdict, WindowSize, WindowStats, Windowed,
+    TimeWindow, Verdict, WindowSize, WindowStats, WindowStore, Windowed,
 };
 use loom::sync::Arc;
 use loom::thread;
@@ -40,11 +40,13 @@ fn count_window(policy: &'static Policy) -> Arc<SharedBreaker<Windowed<CallWindo
     Arc::new(SharedBreaker::windowed(policy, Windowed::calls(())))
 }
 
-fn fail(b: &SharedBreaker<Windowed<CallWindow>>) {
+/// A call that fails, through a windowed breaker of any storage.
+fn fail<W: WindowStore>(b: &SharedBreaker<Windowed<W>>) {
     let _ = b.call(&START, || Err::<(), _>(Nack));
 }
 
-fn succeed(b: &SharedBreaker<Windowed<CallWindow>>) {
+/// A call that succeeds, through a windowed breaker of any storage.
+fn succeed<W: WindowStore>(b: &SharedBreaker<Windowed<W>>) {
     let _ = b.call(&START, || Ok::<_, Nack>(()));
 }
 
@@ -289,14 +291,6 @@ fn ring(policy: &'static Policy) -> Arc<SharedBreaker<Windowed<CallRing>>> {
     Arc::new(SharedBreaker::windowed(policy, Windowed::ring(())))
 }
 
-fn ring_fail(b: &SharedBreaker<Windowed<CallRing>>) {
-    let _ = b.call(&START, || Err::<(), _>(Nack));
-}
-
-fn ring_succeed(b: &SharedBreaker<Windowed<CallRing>>) {
-    let _ = b.call(&START, || Ok::<_, Nack>(()));
-}
-
 #[test]
 fn samples_racing_into_a_ring_are_counted_and_written_whoever_writes_them() {
     // A ring window of 2, full of successes. A failure races two successes: the second
@@ -308,17 +302,17 @@ fn samples_racing_into_a_ring_are_counted_and_written_whoever_writes_them() {
     static POLICY: Policy = Policy::failure_rate(100, WindowSize::Calls(2), Duration::from_millis(10));
     model(|| {
         let b = ring(&POLICY);
-        ring_succeed(&b);
-        ring_succeed(&b);
-        race(&b, ring_fail, |b| {
-            ring_succeed(b);
-            ring_succeed(b);
+        succeed(&b);
+        succeed(&b);
+        race(&b, fail, |b| {
+            succeed(b);
+            succeed(b);
         });
         let stats = b.window_stats(now()).unwrap();
         assert!(stats.calls == 2 && stats.failures <= 1, "{stats:?}");
         assert_eq!(b.phase(now()), Phase::Closed);
-        ring_succeed(&b);
-        ring_succeed(&b);
+        succeed(&b);
+        succeed(&b);
         assert_eq!(
             b.window_stats(now()),
             Some(WindowStats {
@@ -338,8 +332,8 @@ fn a_ring_of_one_reads_its_racers_sample_from_the_cursor_or_the_ring() {
     static POLICY: Policy = Policy::failure_rate(100, WindowSize::Calls(1), Duration::from_millis(10));
     model(|| {
         let b = ring(&POLICY);
-        ring_succeed(&b);
-        race(&b, ring_succeed, ring_fail);
+        succeed(&b);
+        race(&b, succeed, fail);
         assert_eq!(b.phase(now()), Phase::Open);
         let c = b.counters();
         assert_eq!((c.failures, c.trips), (1, 1));
@@ -351,8 +345,8 @@ fn racing_successes_slide_a_ring_of_one_without_a_trip() {
     static POLICY: Policy = Policy::failure_rate(100, WindowSize::Calls(1), Duration::from_millis(10));
     model(|| {
         let b = ring(&POLICY);
-        race(&b, ring_succeed, ring_succeed);
-        ring_succeed(&b);
+        race(&b, succeed, succeed);
+        succeed(&b);
         assert_eq!(b.phase(now()), Phase::Closed);
         assert_eq!(b.window_stats(now()).map(|s| (s.calls, s.failures)), Some((1, 0)));
         assert_eq!(b.counters().trips, 0);
@@ -366,8 +360,8 @@ fn two_failures_racing_into_a_ring_trip_it_once() {
         Policy::failure_rate(60, WindowSize::Calls(100), Duration::from_millis(10)).with_min_calls(3);
     model(|| {
         let b = ring(&POLICY);
-        ring_succeed(&b);
-        race(&b, ring_fail, ring_fail);
+        succeed(&b);
+        race(&b, fail, fail);
         assert_eq!(b.phase(now()), Phase::Open);
         let c = b.counters();
         assert_eq!((c.failures, c.trips), (2, 1));
@@ -381,7 +375,7 @@ fn a_reset_racing_a_ring_sample_never_trips_on_the_cleared_window() {
     model(|| {
         let b: &'static SharedBreaker<Windowed<CallRing>> =
             Box::leak(Box::new(SharedBreaker::windowed(&POLICY, Windowed::ring(()))));
-        ring_fail(b);
+        fail(b);
         let before_reset = b.try_acquire(&START).unwrap();
         let t1 = thread::spawn(move || before_reset.failure(Verdict::Strike));
         let t2 = thread::spawn(move || b.reset(now()));
@@ -391,7 +385,7 @@ fn a_reset_racing_a_ring_sample_never_trips_on_the_cleared_window() {
         assert_eq!(b.window_stats(now()), Some(WindowStats::default()));
         assert!(b.counters().trips <= 1);
         // The new window counts from scratch: one failure of at least two does not trip.
-        ring_fail(b);
+        fail(b);
         assert_eq!(b.window_stats(now()).map(|s| (s.calls, s.failures)), Some((1, 1)));
     });
 }

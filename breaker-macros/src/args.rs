@@ -354,15 +354,16 @@ const LOG_FORMS: &str = "`log` is a flag: write `log` (or `log = true`) to log e
 const SHADOW_FORMS: &str = "`shadow` is a flag: write `shadow` (or `shadow = true`) to start this breaker in shadow mode (it decides and counts, and refuses nothing but a forced opening), or leave it out (or `shadow = false`) for a live breaker";
 
 /// What `count_calls` may be written as, for its errors.
-const COUNT_CALLS_FORMS: &str = "`count_calls` is a flag: write `count_calls` (or `count_calls = true`) to count every call and outcome of this breaker (its successes too, at the price of a compare-and-swap per call), or leave it out (or `count_calls = false`) to count failures, refusals, trips and probes only";
+const COUNT_CALLS_FORMS: &str = "`count_calls` is a flag: write `count_calls` (or `count_calls = true`) to count every call and outcome of this breaker (its successes too, at the price of two atomic adds per call), or leave it out (or `count_calls = false`) to count failures, refusals, trips and probes only";
 
 /// A flag (`log`, `shadow`, `count_calls`) as a bare key (followed by a comma or the end), or
 /// `key = true` / `key = false`.
 fn parse_flag(input: ParseStream, key: Key, key_span: Span, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
-    let (name, forms) = match key {
-        Key::Shadow => ("shadow", SHADOW_FORMS),
-        Key::CountCalls => ("count_calls", COUNT_CALLS_FORMS),
-        _ => ("log", LOG_FORMS),
+    let name = key.as_str();
+    let forms = match key {
+        Key::Shadow => SHADOW_FORMS,
+        Key::CountCalls => COUNT_CALLS_FORMS,
+        _ => LOG_FORMS,
     };
     let value = if input.is_empty() || input.peek(Token![,]) {
         None

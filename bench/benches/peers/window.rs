@@ -168,18 +168,18 @@ fn run_window_calls(n: u64) -> StdDuration {
     })
 }
 
-fn run_window_dirty(n: u64) -> StdDuration {
-    let b = new_count();
-    let b = black_box(&b);
+/// `loop_window_dirty` on `b`, timed, its sum checked (`what` names the case).
+fn timed_dirty<O: Observer>(b: &SharedBreaker<O>, n: u64, what: &str) -> StdDuration {
+    let b = black_box(b);
     let start = std::time::Instant::now();
     let acc = loop_window_dirty(b, n);
     let elapsed = start.elapsed();
-    assert_eq!(
-        black_box(acc),
-        dirty_sum(n),
-        "ours, dirty count window: a call was refused"
-    );
+    assert_eq!(black_box(acc), dirty_sum(n), "{what}: a call was refused");
     elapsed
+}
+
+fn run_window_dirty(n: u64) -> StdDuration {
+    timed_dirty(&new_count(), n, "ours, dirty count window")
 }
 
 fn run_window_time(n: u64) -> StdDuration {
@@ -204,17 +204,7 @@ fn run_window_ring(n: u64) -> StdDuration {
 }
 
 fn run_window_ring_dirty(n: u64) -> StdDuration {
-    let b = new_ring();
-    let b = black_box(&b);
-    let start = std::time::Instant::now();
-    let acc = loop_window_dirty(b, n);
-    let elapsed = start.elapsed();
-    assert_eq!(
-        black_box(acc),
-        dirty_sum(n),
-        "ours, dirty ring of 1000: a call was refused"
-    );
-    elapsed
+    timed_dirty(&new_ring(), n, "ours, dirty ring of 1000")
 }
 
 fn run_window_time60(n: u64) -> StdDuration {

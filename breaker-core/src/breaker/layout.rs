@@ -42,7 +42,7 @@ const NIBBLE: u32 = 0xF;
 /// Closed only: the breaker counts every call ([`Policy::counting_calls`](crate::Policy::counting_calls)).
 /// The probe-slot bit, which a closed breaker never uses, and one of [`Core::HOT_MASK`]'s:
 /// a counting breaker's closed word is never hot, so the hot paths' one test sends each of
-/// its calls through the step that counts it, and a breaker that does not count pays
+/// its calls off the hot path, where it is counted, and a breaker that does not count pays
 /// nothing. Not part of a [`Core`]: [`Core::unpack`] drops it, [`Core::pack_marked`] sets
 /// it. Hosted targets only (bare metal counts no calls).
 const COUNT_MARK: u32 = PROBE_OUT;
@@ -307,11 +307,18 @@ impl Core {
         }
     }
 
+    /// The packed word `w` without the count mark: the same word whatever the policy
+    /// counts (for words compared or handed out, and the eviction test).
+    #[inline(always)]
+    pub const fn unmarked(w: u64) -> u64 {
+        Core::unpack(w).pack()
+    }
+
     /// Whether the packed word `w` is closed with no strikes pending, counting breaker or
     /// not: [`Core::is_hot`] but for the count mark (a keyed table's eviction test).
     #[inline(always)]
     pub const fn is_idle(w: u64) -> bool {
-        Core::is_hot(Core::unpack(w).pack())
+        Core::is_hot(Core::unmarked(w))
     }
 }
 

@@ -333,11 +333,13 @@ impl Policy {
     /// and the `metrics` feature publishes `breaker_calls_total{outcome="success"}` and
     /// `{outcome="neutral"}` beside `failure` and `rejected`. Off by default.
     ///
-    /// The price is the closed-state call's: a breaker that counts takes every call
-    /// through its compare-and-swap step (a locked read-modify-write on the state word,
-    /// which threads calling at once contend for) instead of one load and test before
-    /// the call and one after; see the `metrics-*-counted` rows of `bench/README.md`. A
-    /// breaker that does not count pays nothing for this option. Hosted targets only: on
+    /// The price is the closed-state call's: a breaker that counts makes two atomic adds
+    /// on its counters per call (the call let through, and its outcome), which threads
+    /// calling it at once contend for, and takes the permit's path, where a breaker that
+    /// does not count makes one load and test of its state word before the call and one
+    /// after; a success that finds strikes pending takes the transition step in both.
+    /// See the `metrics-*-counted` rows of `bench/README.md`. A breaker that does not
+    /// count pays nothing for this option. Hosted targets only: on
     /// bare metal a shared breaker keeps its five counters (`firmware/README.md`) and
     /// ignores the option. The single-owner [`Breaker`](crate::Breaker) counts everything
     /// whatever the policy.

@@ -28,7 +28,7 @@ use crate::{
 /// keeps failures, skips, trips, probes, lease expiries, the probes' outcomes and the
 /// changes of phase by kind, and reports `calls`, `successes` and `neutrals` as zero,
 /// unless its policy asks for them ([`Policy::counting_calls`], hosted targets, at the
-/// price of a compare-and-swap per call). On bare metal (`target_os = "none"`) it keeps the first five only, so that its state is
+/// price of two atomic adds per call). On bare metal (`target_os = "none"`) it keeps the first five only, so that its state is
 /// 32 bytes of RAM, and reports the probes' outcomes and the changes of phase as zero too
 /// (a [`Observer`](crate::Observer), such as `breaker_embedded::DefmtLog`, hears every
 /// change there).
@@ -576,7 +576,7 @@ impl<P: PolicyStore> Inner<P> {
 
     fn counters(&self) -> Counters {
         let get = |event: u16| self.count_of(event);
-        Counters {
+        let mut counters = Counters {
             failures: get(Events::FAILURE),
             skips: self.skips(),
             trips: get(Events::TRIP),
@@ -592,17 +592,14 @@ impl<P: PolicyStore> Inner<P> {
                 half_open_to_open: get(Events::HALF_OPEN_TO_OPEN),
                 open_to_closed: get(Events::OPEN_TO_CLOSED),
             },
-            ..if self.counting() {
-                Counters {
-                    calls: get(Events::ADMITTED),
-                    successes: get(Events::SUCCESS),
-                    neutrals: get(Events::NEUTRAL),
-                    ..Counters::ZERO
-                }
-            } else {
-                Counters::ZERO
-            }
+            ..Counters::ZERO
+        };
+        if self.counting() {
+            counters.calls = get(Events::ADMITTED);
+            counters.successes = get(Events::SUCCESS);
+            counters.neutrals = get(Events::NEUTRAL);
         }
+        counters
     }
 
     fn store_core(&self, core: Core, counters: &Counters) {

@@ -156,7 +156,7 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> 
     /// taken off: a word from here is the same whatever the policy counts).
     #[inline(always)]
     pub fn word(&self) -> u64 {
-        Core::unpack(self.word_cell().load(Ordering::Acquire)).pack()
+        Core::unmarked(self.word_cell().load(Ordering::Acquire))
     }
 
     /// Runs `op` on `word` at `now` with this breaker's policy: pure, nothing stored,
@@ -202,7 +202,7 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> 
         let cell = self.word_cell();
         let mut actual = cell.load(Ordering::Acquire);
         loop {
-            let found = Core::unpack(actual).pack();
+            let found = Core::unmarked(actual);
             if found != current {
                 return Err(found);
             }

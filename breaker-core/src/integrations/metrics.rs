@@ -42,8 +42,8 @@
 //!   `outcome="rejected"` and no `success` or `neutral` series (a zero there would say
 //!   "no traffic"). A policy built with
 //!   [`Policy::counting_calls`](crate::Policy::counting_calls)
-//!   (`#[circuit_breaker(.., count_calls)]`) counts them, at the price of a
-//!   compare-and-swap per call (`bench/README.md` has the figure), and its breaker gets
+//!   (`#[circuit_breaker(.., count_calls)]`) counts them, at the price of two
+//!   atomic adds per call (`bench/README.md` has the figure), and its breaker gets
 //!   the `success` and `neutral` series too. Without it, the request count of the
 //!   service beside it (an HTTP layer's) gives the traffic.
 //! - A breaker that is not registered (a single-owner [`Breaker`](crate::Breaker), a
