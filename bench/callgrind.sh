@@ -62,6 +62,9 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ref-b
         ref-b0
         ours-rejected
+        ours-rejected-spread
+        keyed-closed
+        keyed-rejected
         ours-forced
         outline-plain
         outline-macro
@@ -198,6 +201,9 @@ check() { # label, case, reference case, allowed extra instructions
 [[ $BENCH == peers || $BENCH == metrics || $BENCH == tower ]] && echo "### Instruction targets (those whose two cases were run)" && echo
 check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
+check "closed call through a keyed table of 1,024 keys vs a lone breaker" keyed-closed ours-closed 25
+check "refusal through a keyed table of 1,024 keys vs a lone breaker" keyed-rejected ours-rejected 25
+check "rejected, counters kept Spread (opt-in) vs the default storage" ours-rejected-spread ours-rejected 0
 check "macro-wrapped (inlined into its one caller's loop) vs SharedBreaker::call by hand" macro-closed ours-closed 2
 check "#[circuit_breaker] fn out of line (can fail, two call sites) vs the same fn unguarded" outline-macro outline-plain 5
 check "#[circuit_breaker] fn out of line vs reference F (the fn with two checks of a bare word)" outline-macro outline-floor 0

@@ -93,12 +93,7 @@ fn loop_table(bus: &mut Guarded<NullBus, &DeviceBreakers<4>, StdClock>, n: u64) 
 }
 
 fn table() -> DeviceBreakers<4> {
-    DeviceBreakers::new([
-        (0x10, SharedBreaker::new(&POLICY)),
-        (0x20, SharedBreaker::new(&POLICY)),
-        (0x30, SharedBreaker::new(&POLICY)),
-        (ADDRESS, SharedBreaker::new(&POLICY)),
-    ])
+    DeviceBreakers::new([0x10, 0x20, 0x30, ADDRESS], [const { SharedBreaker::new(&POLICY) }; 4])
 }
 
 /// Runs `run` and checks its sum: `expected_ok` every transaction worked (the bytes read

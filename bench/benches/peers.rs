@@ -33,9 +33,11 @@ mod outline;
 /// The failure-rate window's rows (a subject of its own).
 #[path = "peers/window.rs"]
 mod window;
+use breaker_core::counts::{CountStore, Lean};
 use breaker_core::{
     CallError, Classify, Clock, Duration, Instant, Policy, Refused, SharedBreaker, StdClock, WordTicket,
 };
+use breaker_core::{CircuitBreaker, KeyedBreakers};
 use failsafe::CircuitBreaker as _;
 
 #[global_allocator]
@@ -151,7 +153,7 @@ fn trip(mut call_fail: impl FnMut() -> Result<(), bool>) -> u32 {
     panic!("breaker did not trip after 10 consecutive failures");
 }
 
-fn trip_ours(b: &SharedBreaker) -> u32 {
+fn trip_ours<S: CountStore>(b: &SharedBreaker<(), &'static Policy, S>) -> u32 {
     trip(|| match b.call(&StdClock, fail) {
         Err(CallError::Refused(_)) => Err(true),
         Err(CallError::Inner(_)) => Err(false),
@@ -264,7 +266,7 @@ impl Clock for RawStdNow {
 
 /// breaker-core's `SharedBreaker::call`, by hand.
 #[inline(never)]
-fn loop_ours<C: Clock>(b: &SharedBreaker, clock: &C, n: u64) -> u64 {
+fn loop_ours<C: Clock, S: CountStore>(b: &SharedBreaker<(), &'static Policy, S>, clock: &C, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
         match b.call(clock, || work(i)) {
@@ -398,6 +400,65 @@ fn run_ours_rejected(n: u64) -> StdDuration {
     timed(n, Expect::AllRefused, "ours rejected", || loop_ours(b, &StdClock, n))
 }
 
+/// The refusal with the counters kept `Spread` (the opt-in storage for contended
+/// refusals), beside the default's.
+fn run_ours_rejected_spread(n: u64) -> StdDuration {
+    let b = SharedBreaker::spread(&POLICY);
+    trip_ours(&b);
+    let b = black_box(&b);
+    timed(n, Expect::AllRefused, "ours rejected, spread", || {
+        loop_ours(b, &StdClock, n)
+    })
+}
+
+/// A keyed table of 1,024 lean breakers (52 B per key), 1,000 keys in use: a call through
+/// the entry of one key, beside a lone breaker's.
+static TABLE: KeyedBreakers<u32, 1024, (), &Policy, Lean> =
+    KeyedBreakers::new([const { SharedBreaker::lean(&POLICY) }; 1024]);
+/// The key the keyed rows call through (the others fill the table around it).
+const KEY: u32 = 617;
+
+/// Fills [`TABLE`] with 1,000 keys (each looked up once), once per process.
+fn fill_table() {
+    static FILLED: std::sync::Once = std::sync::Once::new();
+    FILLED.call_once(|| {
+        for key in 0..1000 {
+            assert!(TABLE.try_entry(key).is_ok());
+        }
+    });
+}
+
+/// Calls through the table's entry for `key`: the lookup (hash, scan, mark) and the call.
+#[inline(never)]
+fn loop_keyed<C: Clock>(key: u32, clock: &C, n: u64) -> u64 {
+    let mut acc = 0u64;
+    for i in 0..n {
+        match TABLE.entry(black_box(key)).call(clock, || work(i)) {
+            Ok(v) => acc = acc.wrapping_add(v),
+            Err(_) => acc = acc.wrapping_add(1),
+        }
+    }
+    acc
+}
+
+fn run_keyed_closed(n: u64) -> StdDuration {
+    fill_table();
+    timed(n, Expect::AllOk, "keyed closed", || loop_keyed(KEY, &StdClock, n))
+}
+
+fn run_keyed_rejected(n: u64) -> StdDuration {
+    fill_table();
+    let mut entry = TABLE.entry(KEY + 1);
+    trip(|| match entry.call(&StdClock, fail) {
+        Err(CallError::Refused(_)) => Err(true),
+        Err(CallError::Inner(_)) => Err(false),
+        Ok(_) => Ok(()),
+    });
+    timed(n, Expect::AllRefused, "keyed rejected", || {
+        loop_keyed(KEY + 1, &StdClock, n)
+    })
+}
+
 fn run_ours_forced(n: u64) -> StdDuration {
     let b = SharedBreaker::new(&POLICY);
     b.force_open(StdClock.now());
@@ -511,6 +572,14 @@ fn run_ref_b_2t(n: u64) -> StdDuration {
         "ref B, 2 threads",
         |w, n| loop_ref_b(w, &StdClock, n),
     )
+}
+
+fn run_ours_rejected_spread_2t(n: u64) -> StdDuration {
+    let b = SharedBreaker::spread(&POLICY);
+    trip_ours(&b);
+    two_threads(&b, n, Expect::AllRefused, "ours rejected, spread, 2 threads", |b, n| {
+        loop_ours(b, &StdClock, n)
+    })
 }
 
 fn run_ours_rejected_2t(n: u64) -> StdDuration {
@@ -654,6 +723,24 @@ const CASES: &[Case] = &[
         run: run_ours_rejected,
     },
     Case {
+        key: "ours-rejected-spread",
+        label: "breaker-core SharedBreaker<(), &Policy, Spread>::call",
+        group: Group::Rejected,
+        run: run_ours_rejected_spread,
+    },
+    Case {
+        key: "keyed-closed",
+        label: "breaker-core KeyedBreakers<u32, 1024, .., Lean>: entry + call",
+        group: Group::Closed,
+        run: run_keyed_closed,
+    },
+    Case {
+        key: "keyed-rejected",
+        label: "breaker-core KeyedBreakers<u32, 1024, .., Lean>: entry + call",
+        group: Group::Rejected,
+        run: run_keyed_rejected,
+    },
+    Case {
         key: "ours-forced",
         label: "breaker-core SharedBreaker::call, force_open",
         group: Group::Rejected,
@@ -670,6 +757,12 @@ const CASES: &[Case] = &[
         label: "breaker-core SharedBreaker::call",
         group: Group::RejectedTwoThreads,
         run: run_ours_rejected_2t,
+    },
+    Case {
+        key: "ours-rejected-spread-2t",
+        label: "breaker-core SharedBreaker<(), &Policy, Spread>::call",
+        group: Group::RejectedTwoThreads,
+        run: run_ours_rejected_spread_2t,
     },
     Case {
         key: "failsafe-rejected",

@@ -4,10 +4,12 @@
 pub(crate) mod atomic;
 pub(crate) mod call_async;
 pub(crate) mod circuit;
+pub mod counts;
 pub(crate) mod layout;
 pub(crate) mod live;
 pub(crate) mod machine;
 pub(crate) mod outcome;
+#[cfg(not(target_os = "none"))]
 pub(crate) mod padded;
 pub(crate) mod policy;
 pub(crate) mod refusal;

@@ -21,6 +21,7 @@ mod breaker;
 mod compose;
 mod integrations;
 
+pub use breaker::counts;
 pub use breaker::word;
 pub use compose::{chain, history, keyed, router, window};
 #[cfg(feature = "embedded-hal")]
@@ -33,9 +34,9 @@ pub use integrations::timeline;
 #[cfg(feature = "tower")]
 pub use integrations::tower;
 
-use breaker::{
-    atomic, circuit, layout, live, machine, outcome, padded, policy, refusal, shared, single, snapshot, time,
-};
+#[cfg(not(target_os = "none"))]
+use breaker::padded;
+use breaker::{atomic, circuit, layout, live, machine, outcome, policy, refusal, shared, single, snapshot, time};
 use compose::{ladder, quota, quota_guard, retry, retry_budget, rng};
 #[cfg(feature = "std")]
 use integrations::quota_log;

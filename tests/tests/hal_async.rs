@@ -62,8 +62,7 @@ fn async_i2c_nacks_trip_and_a_refused_transaction_never_reaches_the_bus() {
 #[test]
 fn async_i2c_table_refuses_the_dead_address_and_serves_its_neighbour() {
     static POLICY: Policy = Policy::new(1, Duration::from_secs(1));
-    static BUS: DeviceBreakers<2> =
-        DeviceBreakers::new([(0x48, SharedBreaker::new(&POLICY)), (0x76, SharedBreaker::new(&POLICY))]);
+    static BUS: DeviceBreakers<2> = DeviceBreakers::new([0x48, 0x76], [const { SharedBreaker::new(&POLICY) }; 2]);
     static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 
     let i2c = Mock::new(&[

@@ -223,11 +223,8 @@ fn a_driver_crate_compiles_against_guarded_unchanged_and_gets_the_refusal_back()
 }
 
 static TABLE_POLICY: Policy = Policy::new(2, Duration::from_secs(3));
-static SHARED_BUS: DeviceBreakers<3> = DeviceBreakers::new([
-    (0x48, SharedBreaker::new(&TABLE_POLICY)),
-    (0x49, SharedBreaker::new(&TABLE_POLICY)),
-    (0x4A, SharedBreaker::new(&TABLE_POLICY)),
-]);
+static SHARED_BUS: DeviceBreakers<3> =
+    DeviceBreakers::new([0x48, 0x49, 0x4A], [const { SharedBreaker::new(&TABLE_POLICY) }; 3]);
 static TABLE_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 breaker_core::register!(SHARED_BUS[0x48], "i2c1/inside", TABLE_CLOCK);
 breaker_core::register!(SHARED_BUS[0x49], "i2c1/outside", TABLE_CLOCK);

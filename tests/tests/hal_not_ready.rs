@@ -220,7 +220,7 @@ fn the_recovery_step_runs_once_after_the_tries_of_the_failure_that_trips() {
 
 #[test]
 fn with_a_table_one_busy_device_does_not_affect_its_neighbour() {
-    let table = DeviceBreakers::new([(0x48, SharedBreaker::new(&POLICY)), (0x76, SharedBreaker::new(&POLICY))]);
+    let table = DeviceBreakers::new([0x48, 0x76], [const { SharedBreaker::new(&POLICY) }; 2]);
     let clock = ManualClock::new(Instant::ZERO);
     let i2c = Mock::new(&[
         read(0x76, Some(NACK)),
@@ -415,7 +415,7 @@ mod asynchronous {
 
     #[test]
     fn with_a_table_one_busy_device_does_not_affect_its_neighbour() {
-        let table = DeviceBreakers::new([(0x48, SharedBreaker::new(&POLICY)), (0x76, SharedBreaker::new(&POLICY))]);
+        let table = DeviceBreakers::new([0x48, 0x76], [const { SharedBreaker::new(&POLICY) }; 2]);
         let clock = ManualClock::new(Instant::ZERO);
         let mut script = Vec::new();
         for _ in 0..2 {

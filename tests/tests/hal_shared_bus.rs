@@ -109,10 +109,8 @@ fn refcell_devices_each_with_a_breaker_one_fails_the_other_keeps_working() {
 }
 
 static TABLE_POLICY: Policy = Policy::new(3, Duration::from_secs(2));
-static TABLE: DeviceBreakers<2> = DeviceBreakers::new([
-    (THERMOMETER, SharedBreaker::new(&TABLE_POLICY)),
-    (EEPROM, SharedBreaker::new(&TABLE_POLICY)),
-]);
+static TABLE: DeviceBreakers<2> =
+    DeviceBreakers::new([THERMOMETER, EEPROM], [const { SharedBreaker::new(&TABLE_POLICY) }; 2]);
 static TABLE_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 
 #[test]

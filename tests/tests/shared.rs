@@ -278,10 +278,23 @@ fn it_and_its_permits_debug_print_what_they_hold() {
 
 #[test]
 fn it_is_small() {
-    // An 8-byte state word, five 4-byte counters and a pointer to the policy in flash:
-    // 32 bytes on bare metal (Cortex-M: no cache, packed). On a hosted target the counters
-    // have a cache line of their own, away from the word every call reads, and the
-    // refusal fast path's four skip slots one line each: six lines.
+    use breaker_core::counts::{Lean, Spread};
+    use breaker_core::keyed::KeyedBreakers;
+    use breaker_core::Policy;
+    type Of<S> = SharedBreaker<(), &'static Policy, S>;
+    let word = 8;
+    let pointer = std::mem::size_of::<usize>();
+    // The default: the state word, sixteen 4-byte counters, the refusal fast path's 8-byte
+    // skip count and a pointer to the policy, packed (88 B on x86-64).
+    assert_eq!(std::mem::size_of::<SharedBreaker>(), word + 16 * 4 + 8 + pointer);
+    assert_eq!(std::mem::align_of::<SharedBreaker>(), 8);
+    // Lean: five counters (40 B on x86-64, 32 on a Cortex-M).
+    assert_eq!(
+        std::mem::size_of::<Of<Lean>>(),
+        (word + 5 * 4 + pointer).next_multiple_of(8)
+    );
+    // Spread: the counters on a cache line of their own, away from the word every call
+    // reads, and the refusal fast path's four skip slots one line each: six lines.
     let line = if cfg!(any(
         target_arch = "x86_64",
         target_arch = "aarch64",
@@ -291,8 +304,16 @@ fn it_is_small() {
     } else {
         64
     };
-    assert_eq!(std::mem::size_of::<SharedBreaker>(), 6 * line);
-    assert_eq!(std::mem::align_of::<SharedBreaker>(), line);
+    assert_eq!(std::mem::size_of::<Of<Spread>>(), 6 * line);
+    assert_eq!(std::mem::align_of::<Of<Spread>>(), line);
+    // A keyed table of lean breakers: at most 64 B per key (a slot word, a use mark and
+    // the breaker; 52 B on x86-64), and a few words for the whole table.
+    type Table = KeyedBreakers<u32, 1024, (), &'static Policy, Lean>;
+    let per_key = (std::mem::size_of::<Table>() - 64) / 1024;
+    assert!(per_key <= 64, "{per_key} B per key");
+    if cfg!(target_pointer_width = "64") {
+        assert_eq!(std::mem::size_of::<Table>() / 1024, 52);
+    }
 }
 
 #[test]

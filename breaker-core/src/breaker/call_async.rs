@@ -5,7 +5,7 @@ use core::future::Future;
 
 use crate::{CallError, Classify, Clock, Observer, Outcome, Policy, SharedBreaker, Verdict};
 
-impl<O: ?Sized + Observer, P: Borrow<Policy>> SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: Borrow<Policy>, S: crate::counts::CountStore> SharedBreaker<O, P, S> {
     /// Awaits `call` if the breaker allows it and reports its outcome, classifying its
     /// error with [`Classify`]: the `async` counterpart of [`SharedBreaker::call`], what
     /// `#[circuit_breaker]` does for an `async fn`.

@@ -221,10 +221,13 @@ pub trait GuardsCalls: CircuitBreaker {}
 
 impl<B: GuardsCalls + ?Sized> GuardsCalls for &mut B {}
 impl<O: Observer> GuardsCalls for Breaker<O> {}
-impl<O: ?Sized + Observer, P: PolicyStore> GuardsCalls for SharedBreaker<O, P> {}
-impl<O: ?Sized + Observer, P: PolicyStore> GuardsCalls for &SharedBreaker<O, P> {}
+impl<O: ?Sized + Observer, P: PolicyStore, S: crate::counts::CountStore> GuardsCalls for SharedBreaker<O, P, S> {}
+impl<O: ?Sized + Observer, P: PolicyStore, S: crate::counts::CountStore> GuardsCalls for &SharedBreaker<O, P, S> {}
 #[cfg(feature = "std")]
-impl<O: ?Sized + Observer, P: PolicyStore> GuardsCalls for std::sync::Arc<SharedBreaker<O, P>> {}
+impl<O: ?Sized + Observer, P: PolicyStore, S: crate::counts::CountStore> GuardsCalls
+    for std::sync::Arc<SharedBreaker<O, P, S>>
+{
+}
 
 /// A ticket handed out by a [`CircuitBreaker`]'s gate.
 pub trait CallTicket {
@@ -404,7 +407,7 @@ impl<O: Observer> CircuitBreaker for Breaker<O> {
 /// it (by value, `&`, `Arc`) forwards to.
 macro_rules! shared_circuit_breaker {
     ($($handle:ty),*) => {$(
-        impl<O: ?Sized + Observer, P: PolicyStore> CircuitBreaker for $handle {
+        impl<O: ?Sized + Observer, P: PolicyStore, S: crate::counts::CountStore> CircuitBreaker for $handle {
             type Ticket = SharedTicket;
 
             #[inline(always)]
@@ -456,6 +459,6 @@ macro_rules! shared_circuit_breaker {
     )*};
 }
 
-shared_circuit_breaker!(SharedBreaker<O, P>, &SharedBreaker<O, P>);
+shared_circuit_breaker!(SharedBreaker<O, P, S>, &SharedBreaker<O, P, S>);
 #[cfg(feature = "std")]
-shared_circuit_breaker!(std::sync::Arc<SharedBreaker<O, P>>);
+shared_circuit_breaker!(std::sync::Arc<SharedBreaker<O, P, S>>);

@@ -1,5 +1,6 @@
 //! A cache line of its own: keeps the counters a refusal writes off the state word's line,
-//! and spreads the refusals' skip count over a few lines by the caller's stack.
+//! and spreads the refusals' skip count over a few lines by the caller's stack (the
+//! [`Spread`](crate::counts::Spread) storage of counters, hosted targets).
 //!
 //! Every call reads the state word; a refusal also counts a skip. With the counters on the
 //! word's cache line, each count would take that line away from every other core reading

@@ -4,12 +4,12 @@ use core::cell::Cell;
 use core::fmt;
 
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
+#[cfg(not(target_os = "none"))]
+use crate::counts::Spread;
+use crate::counts::{CountStore, DefaultCounts, Lean};
 use crate::layout::{Core, Ticket};
 use crate::live::{PolicyStore, Reloadable};
 use crate::machine::{Events, SharedBuilder, Transitions};
-use crate::padded::Padded;
-#[cfg(not(target_os = "none"))]
-use crate::padded::{skip_slot, SKIP_SLOTS};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
 use crate::{
     CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, PolicyError, Reason,
@@ -32,6 +32,12 @@ use crate::{
 /// 32 bytes of RAM, and reports the probes' outcomes and the changes of phase as zero too
 /// (a [`Observer`](crate::Observer), such as `breaker_embedded::DefmtLog`, hears every
 /// change there).
+///
+/// The third parameter, `S`, is where the counters live ([`crate::counts`]): by default
+/// beside the state word (88 bytes in all on x86-64); [`Lean`] keeps the first five only
+/// (40 bytes: [`SharedBreaker::lean`], for keyed tables of many breakers);
+/// `Spread` gives them cache lines of their own so that cores refused at the same moment
+/// do not contend (`SharedBreaker::spread`, hosted targets).
 ///
 /// ```
 /// use breaker_core::{CallError, Duration, ManualClock, Instant, Policy, SharedBreaker};
@@ -131,29 +137,21 @@ use crate::{
 /// BREAKER.set_shadow(false);
 /// assert!(BREAKER.call(&clock, || Ok::<_, std::io::Error>(1)).is_err()); // refused now
 /// ```
-pub struct SharedBreaker<O: ?Sized + Observer = (), P = &'static Policy> {
-    inner: Inner<P>,
+pub struct SharedBreaker<O: ?Sized + Observer = (), P = &'static Policy, S = DefaultCounts> {
+    inner: Inner<P, S>,
     observer: O,
 }
 
 /// The part of a shared breaker that does not depend on its observer.
-struct Inner<P> {
+struct Inner<P, S> {
     word: AtomicU64,
-    /// Failures, skips, trips, probes, lease expiries: indexed like the low bits of
-    /// [`Events`], so that counting a step is one loop over its bits. On a cache line of
-    /// their own (hosted targets): a refusal's skip count does not take the word's line
-    /// away from the cores reading it.
-    counts: Padded<[AtomicU32; Events::SHARED_COUNTED]>,
-    /// The refusal fast path's skips, one cache line each, chosen by the caller's stack
-    /// (hosted targets; bare metal counts them in `counts`). 64 bits, so that counting
-    /// is one increment with no saturation test: at a billion refusals a second a slot
-    /// would take 584 years to wrap.
-    #[cfg(not(target_os = "none"))]
-    fast_skips: [Padded<AtomicU64>; SKIP_SLOTS],
+    /// The counters, indexed like the low bits of [`Events`], so that counting a step is
+    /// one loop over its bits (see [`crate::counts`] for where each storage keeps them).
+    counts: S,
     policy: P,
 }
 
-impl<O: ?Sized + Observer, P: PolicyStore> fmt::Debug for SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> fmt::Debug for SharedBreaker<O, P, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SharedBreaker")
             .field("core", &self.inner.load_core())
@@ -181,16 +179,20 @@ impl SharedBreaker<()> {
     }
 }
 
-/// A shared breaker's counters, all zero.
+/// A storage's zeroed counters ([`crate::counts`]).
 #[cfg(not(loom))]
-const fn zero_counts() -> [AtomicU32; Events::SHARED_COUNTED] {
-    [const { AtomicU32::new(0) }; Events::SHARED_COUNTED]
+macro_rules! zero {
+    ($storage:ty) => {
+        <$storage as crate::counts::sealed::Store>::ZERO
+    };
 }
 
-/// A shared breaker's counters, all zero (loom's atomics are not made in `const`).
+/// A storage's zeroed counters (loom's atomics are not made in `const`).
 #[cfg(loom)]
-fn zero_counts() -> [AtomicU32; Events::SHARED_COUNTED] {
-    core::array::from_fn(|_| AtomicU32::new(0))
+macro_rules! zero {
+    ($storage:ty) => {
+        <$storage as crate::counts::sealed::Store>::zero()
+    };
 }
 
 /// A closed shared breaker; `$counting`: whether its policy counts every call (its
@@ -200,14 +202,7 @@ macro_rules! shared_breaker_init {
         SharedBreaker {
             inner: Inner {
                 word: AtomicU64::new(Core::INITIAL.pack_marked($counting)),
-                counts: Padded(zero_counts()),
-                #[cfg(not(target_os = "none"))]
-                fast_skips: [
-                    Padded(AtomicU64::new(0)),
-                    Padded(AtomicU64::new(0)),
-                    Padded(AtomicU64::new(0)),
-                    Padded(AtomicU64::new(0)),
-                ],
+                counts: zero!(DefaultCounts),
                 policy: $policy,
             },
             observer: $observer,
@@ -260,6 +255,116 @@ impl<O: Observer> SharedBreaker<O> {
     }
 }
 
+impl SharedBreaker<(), &'static Policy, Lean> {
+    /// A closed breaker following `policy`, its counters kept [`Lean`]: the first five
+    /// only (failures, skips, trips, probes, lease expiries), 40 bytes in all on x86-64
+    /// instead of 88: for a keyed table of many breakers. See [`crate::counts`].
+    ///
+    /// ```
+    /// use breaker_core::counts::Lean;
+    /// use breaker_core::keyed::KeyedBreakers;
+    /// use breaker_core::{Duration, Policy, SharedBreaker};
+    ///
+    /// static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+    /// static HOSTS: KeyedBreakers<u32, 1024, (), &Policy, Lean> =
+    ///     KeyedBreakers::new([const { SharedBreaker::lean(&POLICY) }; 1024]);
+    /// # #[cfg(target_pointer_width = "64")]
+    /// assert!(size_of_val(&HOSTS) <= 1024 * 64);
+    /// ```
+    ///
+    /// # Panics
+    /// If `policy` is windowed (use [`SharedBreaker::with_counts`] and a [`Windowed`]
+    /// observer); a compile error in a `static`.
+    #[cfg(not(loom))]
+    pub const fn lean(policy: &'static Policy) -> Self {
+        SharedBreaker::with_counts(policy, ())
+    }
+
+    /// [`SharedBreaker::lean`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn lean(policy: &'static Policy) -> Self {
+        SharedBreaker::with_counts(policy, ())
+    }
+}
+
+#[cfg(not(target_os = "none"))]
+impl SharedBreaker<(), &'static Policy, Spread> {
+    /// A closed breaker following `policy`, its counters kept [`Spread`]: on cache lines
+    /// of their own, the refusals' skips spread over four more, so that cores refused at
+    /// the same moment do not take the state word's line from each other (768 bytes on
+    /// x86-64). See [`crate::counts`] for when to choose it.
+    ///
+    /// # Panics
+    /// If `policy` is windowed (use [`SharedBreaker::with_counts`] and a [`Windowed`]
+    /// observer); a compile error in a `static`.
+    #[cfg(not(loom))]
+    pub const fn spread(policy: &'static Policy) -> Self {
+        SharedBreaker::with_counts(policy, ())
+    }
+
+    /// [`SharedBreaker::spread`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn spread(policy: &'static Policy) -> Self {
+        SharedBreaker::with_counts(policy, ())
+    }
+}
+
+impl<O: Observer, S: CountStore> SharedBreaker<O, &'static Policy, S> {
+    /// A closed breaker following `policy`, telling `observer` of every transition, its
+    /// counters kept in the storage `S` ([`crate::counts`]: [`Lean`], `Spread`, or the
+    /// default). A windowed policy takes [`SharedBreaker::windowed_with_counts`].
+    ///
+    /// ```
+    /// use breaker_core::counts::Lean;
+    /// use breaker_core::{Duration, Policy, SharedBreaker, StderrLog};
+    ///
+    /// static POLICY: Policy = Policy::new(3, Duration::from_secs(30));
+    /// static UPSTREAM: SharedBreaker<StderrLog, &Policy, Lean> = SharedBreaker::with_counts(&POLICY, StderrLog::new("upstream"));
+    /// # let _ = &UPSTREAM;
+    /// ```
+    ///
+    /// # Panics
+    /// If `policy` is windowed; a compile error in a `static`.
+    #[cfg(not(loom))]
+    pub const fn with_counts(policy: &'static Policy, observer: O) -> Self {
+        window::check_no_window(policy.rule());
+        Self::init_counted(policy, observer)
+    }
+
+    /// [`SharedBreaker::with_counts`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn with_counts(policy: &'static Policy, observer: O) -> Self {
+        window::check_no_window(policy.rule());
+        Self::init_counted(policy, observer)
+    }
+
+    #[cfg(not(loom))]
+    const fn init_counted(policy: &'static Policy, observer: O) -> Self {
+        let counting = <S as crate::counts::sealed::Store>::CALLS && policy.counts_calls();
+        SharedBreaker {
+            inner: Inner {
+                word: AtomicU64::new(Core::INITIAL.pack_marked(counting)),
+                counts: zero!(S),
+                policy,
+            },
+            observer,
+        }
+    }
+
+    #[cfg(loom)]
+    fn init_counted(policy: &'static Policy, observer: O) -> Self {
+        let counting = <S as crate::counts::sealed::Store>::CALLS && policy.counts_calls();
+        SharedBreaker {
+            inner: Inner {
+                word: AtomicU64::new(Core::INITIAL.pack_marked(counting)),
+                counts: zero!(S),
+                policy,
+            },
+            observer,
+        }
+    }
+}
+
 impl<W: WindowStore + window::sealed::Kind, O: Observer> SharedBreaker<Windowed<W, O>> {
     /// A closed breaker with a windowed policy ([`Policy::failure_rate`]): `windowed` holds
     /// the window (`Windowed::calls(observer)` for a count window, `Windowed::time(observer)`
@@ -289,6 +394,38 @@ impl<W: WindowStore + window::sealed::Kind, O: Observer> SharedBreaker<Windowed<
     pub fn windowed(policy: &'static Policy, windowed: Windowed<W, O>) -> SharedBreaker<Windowed<W, O>> {
         window::check_kind::<W>(policy.rule());
         shared_breaker_init!(policy, windowed, policy.counts_calls())
+    }
+}
+
+impl<W: WindowStore + window::sealed::Kind, O: Observer, S: CountStore>
+    SharedBreaker<Windowed<W, O>, &'static Policy, S>
+{
+    /// [`SharedBreaker::windowed`] with the counters kept in the storage `S`
+    /// ([`crate::counts`]).
+    ///
+    /// ```
+    /// use breaker_core::counts::Lean;
+    /// use breaker_core::{Duration, Policy, SharedBreaker, WindowSize, Windowed};
+    ///
+    /// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30));
+    /// static UPSTREAM: SharedBreaker<Windowed, &Policy, Lean> =
+    ///     SharedBreaker::windowed_with_counts(&POLICY, Windowed::calls(()));
+    /// # let _ = &UPSTREAM;
+    /// ```
+    ///
+    /// # Panics
+    /// As [`SharedBreaker::windowed`].
+    #[cfg(not(loom))]
+    pub const fn windowed_with_counts(policy: &'static Policy, windowed: Windowed<W, O>) -> Self {
+        window::check_kind::<W>(policy.rule());
+        Self::init_counted(policy, windowed)
+    }
+
+    /// [`SharedBreaker::windowed_with_counts`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn windowed_with_counts(policy: &'static Policy, windowed: Windowed<W, O>) -> Self {
+        window::check_kind::<W>(policy.rule());
+        Self::init_counted(policy, windowed)
     }
 }
 
@@ -363,7 +500,7 @@ impl<O: Observer, P: PolicyStore> SharedBreaker<O, P> {
     }
 }
 
-impl<O: ?Sized + Observer, P: Reloadable> SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: Reloadable, S: CountStore> SharedBreaker<O, P, S> {
     /// Replaces the policy of a breaker kept in a [`LivePolicy`](crate::LivePolicy), at
     /// once for every caller, keeping the breaker's state and counters: the next decision
     /// of any caller follows `policy`. Lock-free for the callers (see `LivePolicy`); two
@@ -428,7 +565,7 @@ impl<O: ?Sized + Observer, P: Reloadable> SharedBreaker<O, P> {
     }
 }
 
-impl<P: PolicyStore> Inner<P> {
+impl<P: PolicyStore, S: CountStore> Inner<P, S> {
     #[inline(always)]
     fn policy(&self) -> P::Read<'_> {
         self.policy.read()
@@ -486,21 +623,22 @@ impl<P: PolicyStore> Inner<P> {
     }
 
     /// Whether this breaker counts every call ([`Policy::counting_calls`]; never on bare
-    /// metal, which has no counters for them).
+    /// metal, nor with a storage that has no counters for them).
     #[inline(always)]
     fn counting(&self) -> bool {
-        cfg!(not(target_os = "none")) && self.policy().counts_calls()
+        cfg!(not(target_os = "none")) && S::CALLS && self.policy().counts_calls()
     }
 
     /// Counts a step's events; admitted calls, successes and neutral outcomes only if the
     /// breaker counts every call (without the count mark, only some of them go through a
-    /// step, and a count of some would mislead).
+    /// step, and a count of some would mislead). A storage that keeps fewer counters
+    /// counts the events it has counters for.
     fn count(&self, e: &Events, counting: bool) {
         let mut bits = e.bits();
         if !counting {
             bits &= !(Events::ADMITTED | Events::SUCCESS | Events::NEUTRAL);
         }
-        for counter in self.counts.iter() {
+        for counter in self.counts.counts() {
             if bits & 1 != 0 {
                 bump(counter);
             }
@@ -509,45 +647,25 @@ impl<P: PolicyStore> Inner<P> {
     }
 
     /// Counts one call refused on the refusal fast path (open and cooling down, or forced
-    /// open) with a plain load and store, not a locked read-modify-write, in the skip slot
-    /// of the caller's stack (its own cache line, 64 bits: one `inc` of memory on x86-64)
-    /// on hosted targets: a refusal stays as cheap as a load of the word and a clock read,
-    /// and threads refused at the same time do not fight over one line. Exact for one
-    /// caller at a time; two refusals at the same instant by two threads that share a slot
-    /// may count as one. Refusals that go through a transition step are counted exactly.
-    #[cfg(not(target_os = "none"))]
+    /// open) without a locked read-modify-write, where the storage keeps such skips: a
+    /// refusal stays as cheap as a load of the word and a clock read. Refusals that go
+    /// through a transition step are counted exactly.
     #[inline(always)]
     fn count_skip(&self) {
-        // A local's address, for the slot: left uninitialised, so that nothing is written
-        // to it. `skip_slot` is below `SKIP_SLOTS`: the index is never out of range.
-        let here = core::mem::MaybeUninit::<u8>::uninit();
-        let slot = &self.fast_skips[skip_slot(core::ptr::addr_of!(here) as usize)];
-        slot.store(slot.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+        self.counts.count_skip();
     }
 
-    /// Counts one call refused on the refusal fast path (bare metal: one core, one
-    /// counter, counted with a plain load and store, saturating at `u32::MAX`).
-    #[cfg(target_os = "none")]
-    #[inline(always)]
-    fn count_skip(&self) {
-        let skips = self.counter(Events::SKIPPED);
-        // Saturating: at `u32::MAX` the add wraps to zero, and nothing is written.
-        let n = skips.load(Ordering::Relaxed).wrapping_add(1);
-        if n != 0 {
-            skips.store(n, Ordering::Relaxed);
-        }
-    }
-
-    /// The counter of `event`, one of the low [`Events::SHARED_COUNTED`] bits.
+    /// The counter of `event`, one of the low bits the storage keeps.
     #[inline(always)]
     fn counter(&self, event: u16) -> &AtomicU32 {
-        &self.counts[event.trailing_zeros() as usize]
+        &self.counts.counts()[event.trailing_zeros() as usize]
     }
 
-    /// The count of `event`: 0 for one this target's breakers do not count (the probes'
-    /// outcomes and the changes of phase, on bare metal).
+    /// The count of `event`: 0 for one this breaker does not count (the probes' outcomes
+    /// and the changes of phase, on bare metal or with a [`Lean`] storage).
     fn count_of(&self, event: u16) -> u32 {
         self.counts
+            .counts()
             .get(event.trailing_zeros() as usize)
             .map_or(0, |c| c.load(Ordering::Relaxed))
     }
@@ -563,15 +681,8 @@ impl<P: PolicyStore> Inner<P> {
     /// The skips: the transition steps' count and the refusal fast path's slots,
     /// saturating at `u32::MAX`.
     fn skips(&self) -> u32 {
-        let counted = self.counter(Events::SKIPPED).load(Ordering::Relaxed);
-        #[cfg(not(target_os = "none"))]
-        let counted = {
-            let sum = self.fast_skips.iter().fold(u64::from(counted), |sum, slot| {
-                sum.saturating_add(slot.load(Ordering::Relaxed))
-            });
-            u32::try_from(sum).unwrap_or(u32::MAX)
-        };
-        counted
+        let counted = u64::from(self.counter(Events::SKIPPED).load(Ordering::Relaxed));
+        u32::try_from(counted.saturating_add(self.counts.fast_skips())).unwrap_or(u32::MAX)
     }
 
     fn counters(&self) -> Counters {
@@ -622,18 +733,15 @@ impl<P: PolicyStore> Inner<P> {
             (Events::SUCCESS, counters.successes),
             (Events::NEUTRAL, counters.neutrals),
         ] {
-            if let Some(counter) = self.counts.get(event.trailing_zeros() as usize) {
+            if let Some(counter) = self.counts.counts().get(event.trailing_zeros() as usize) {
                 counter.store(value, Ordering::Relaxed);
             }
         }
-        #[cfg(not(target_os = "none"))]
-        for slot in &self.fast_skips {
-            slot.store(0, Ordering::Relaxed);
-        }
+        self.counts.clear_fast_skips();
     }
 }
 
-impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S> {
     /// Runs [`Inner::update`] and tells the observer of each transition. A windowed
     /// breaker's step that enters the closed state clears the window for the new
     /// generation first, before the transition lands (see [`crate::window`]).
@@ -655,7 +763,7 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// The mutating gate: may a call go ahead now? In half-open, a grant takes the one
     /// probe slot. The returned permit is a guard: dropped without an outcome, a probe
     /// counts as failed at that moment and any other call as neutral.
-    pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O, P>, Refused> {
+    pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O, P, S>, Refused> {
         let ticket = self.acquire_ticket(clock)?;
         Ok(Permit::new(self, clock, ticket))
     }
@@ -1335,13 +1443,10 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         {
             return false;
         }
-        for counter in self.inner.counts.iter() {
+        for counter in self.inner.counts.counts() {
             counter.store(0, Ordering::Relaxed);
         }
-        #[cfg(not(target_os = "none"))]
-        for slot in &self.inner.fast_skips {
-            slot.store(0, Ordering::Relaxed);
-        }
+        self.inner.counts.clear_fast_skips();
         if let Some(window) = window::of_store(&self.observer, &self.inner.policy) {
             window.clear(core.gen());
         }
@@ -1365,14 +1470,20 @@ fn bump(counter: &AtomicU32) {
 /// at that moment, so the breaker re-opens instead of wedging in half-open; any other
 /// permit counts as neutral.
 #[must_use = "report the call's outcome; dropping the permit counts a probe as failed"]
-pub struct Permit<'a, C: Clock, O: ?Sized + Observer = (), P: PolicyStore = &'static Policy> {
-    breaker: &'a SharedBreaker<O, P>,
+pub struct Permit<
+    'a,
+    C: Clock,
+    O: ?Sized + Observer = (),
+    P: PolicyStore = &'static Policy,
+    S: CountStore = DefaultCounts,
+> {
+    breaker: &'a SharedBreaker<O, P, S>,
     clock: &'a C,
     ticket: Ticket,
     answered: bool,
 }
 
-impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> fmt::Debug for Permit<'_, C, O, P> {
+impl<C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> fmt::Debug for Permit<'_, C, O, P, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Permit")
             .field("probe", &self.ticket.probe)
@@ -1381,8 +1492,8 @@ impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> fmt::Debug for Permit<'_, C
     }
 }
 
-impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
-    fn new(breaker: &'a SharedBreaker<O, P>, clock: &'a C, ticket: Ticket) -> Self {
+impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Permit<'a, C, O, P, S> {
+    fn new(breaker: &'a SharedBreaker<O, P, S>, clock: &'a C, ticket: Ticket) -> Self {
         Permit {
             breaker,
             clock,
@@ -1445,7 +1556,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
     }
 }
 
-impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> Drop for Permit<'_, C, O, P> {
+impl<C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Drop for Permit<'_, C, O, P, S> {
     fn drop(&mut self) {
         if !self.answered {
             self.breaker.abandon(self.ticket, self.clock);

@@ -442,7 +442,7 @@ impl<O: Observer> Breaker<O> {
     }
 }
 
-impl<O: ?Sized + Observer, P: crate::PolicyStore> SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: crate::PolicyStore, S: crate::counts::CountStore> SharedBreaker<O, P, S> {
     /// The state, counters and window as of `now`, to store across a reboot.
     pub fn snapshot(&self, now: Instant) -> Snapshot {
         let policy = self.policy();

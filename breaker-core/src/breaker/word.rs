@@ -150,7 +150,7 @@ impl WordStep {
     }
 }
 
-impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>> SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>, S: crate::counts::CountStore> SharedBreaker<O, P, S> {
     /// The state word, as [`SharedBreaker::step_word`] takes it. One atomic load (and,
     /// for a breaker whose policy counts every call, the count mark of its closed word
     /// taken off: a word from here is the same whatever the policy counts).

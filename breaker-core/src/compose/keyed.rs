@@ -68,13 +68,36 @@
 //! a call through an entry costs two loads and compares of the slot's word more than a
 //! call through a lone [`SharedBreaker`]. Evictions are serialised by a flag taken with
 //! one compare-and-swap (never waited for: a second evictor answers
-//! [`TableError::Busy`]).
+//! [`TableError::Busy`]). `bench/README.md` has the instructions of a closed call and of
+//! a refusal through a table of 1,024 keys beside a lone breaker's.
+//!
+//! # Memory
+//!
+//! A [`KeyedBreakers`] is its slots and nothing else: per key a slot word (8 bytes), a use
+//! mark (4) and a breaker, whose counters live where its third parameter says
+//! ([`crate::counts`]). Fill a large table with [`SharedBreaker::lean`] breakers, which
+//! keep the first five counters (failures, skips, trips, probes, lease expiries): 52 bytes
+//! per key on x86-64, 52 KiB for 1,024 keys. The default storage keeps all sixteen
+//! (100 bytes per key).
+//!
+//! ```
+//! use breaker_core::counts::Lean;
+//! use breaker_core::keyed::KeyedBreakers;
+//! use breaker_core::{Duration, Policy, SharedBreaker};
+//!
+//! static POLICY: Policy = Policy::new(5, Duration::from_secs(10));
+//! static HOSTS: KeyedBreakers<u32, 1024, (), &Policy, Lean> =
+//!     KeyedBreakers::new([const { SharedBreaker::lean(&POLICY) }; 1024]);
+//! # #[cfg(target_pointer_width = "64")]
+//! assert_eq!(size_of_val(&HOSTS) / 1024, 52);
+//! ```
 
 use core::borrow::Borrow;
 use core::fmt;
 use core::marker::PhantomData;
 
 use crate::atomic::{AtomicU32, AtomicU64, Ordering};
+use crate::counts::{CountStore, DefaultCounts};
 use crate::layout::{Core, Ticket};
 use crate::{
     CallTicket, CircuitBreaker, Clock, Counters, Duration, Observer, Outcome, Policy, Reason, Refused, SharedBreaker,
@@ -133,6 +156,9 @@ pub enum TableError {
     /// Another caller is evicting an entry at this moment (perhaps for this very key):
     /// the table does not wait for it.
     Busy,
+    /// The table lists its keys up front (a [`DeviceBreakers`](crate::DeviceBreakers)
+    /// table) and not this one: it creates no entry for a key it does not list.
+    Unlisted,
 }
 
 impl TableError {
@@ -141,6 +167,7 @@ impl TableError {
         match self {
             TableError::Full => "keyed breaker table full: every entry is open, half-open, struck or in use",
             TableError::Busy => "keyed breaker table busy: another caller is evicting an entry",
+            TableError::Unlisted => "keyed breaker table of listed keys: this key is not listed",
         }
     }
 }
@@ -197,18 +224,21 @@ const fn key_of(w: u64) -> u32 {
 /// of windowed breakers is as easy; they share one observer type. A slot's breaker serves
 /// one key after another: read a key's breaker through the table ([`KeyedBreakers::get`],
 /// [`KeyedBreakers::iter`]), not through a reference kept from an earlier lookup.
-pub struct KeyedBreakers<K: TableKey, const N: usize, O: Observer = (), P = &'static Policy> {
+pub struct KeyedBreakers<K: TableKey, const N: usize, O: Observer = (), P = &'static Policy, S = DefaultCounts> {
     /// Each slot's word (key, version, state): together, for a scan that stays on few
     /// cache lines.
     slots: [AtomicU64; N],
     /// Each slot's "used" mark: set by lookups, cleared by the eviction sweep.
     used: [AtomicU32; N],
-    breakers: [SharedBreaker<O, P>; N],
+    breakers: [SharedBreaker<O, P, S>; N],
     /// The eviction sweep's position (changed only by the evictor).
     hand: AtomicU32,
     /// Held (1) while one caller evicts.
     evicting: AtomicU32,
     evictions: AtomicU32,
+    /// The keys were listed up front ([`KeyedBreakers::listing`]): no key is added and
+    /// none evicted.
+    listed: bool,
     _key: PhantomData<fn(K) -> K>,
 }
 
@@ -221,6 +251,7 @@ macro_rules! keyed_init {
             hand: AtomicU32::new(0),
             evicting: AtomicU32::new(0),
             evictions: AtomicU32::new(0),
+            listed: false,
             _key: PhantomData,
         }
     };
@@ -240,36 +271,117 @@ macro_rules! loom_atomics {
     };
 }
 
-impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<K, N, O, P> {
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> KeyedBreakers<K, N, O, P, S> {
     /// A table of `N` slots, all free, with `breakers` (all closed and unused), one per
     /// slot.
     ///
     /// # Panics
     /// If `N` is 0 or above 65,536: in a `static`, a compile error.
     #[cfg(not(loom))]
-    pub const fn new(breakers: [SharedBreaker<O, P>; N]) -> Self {
+    pub const fn new(breakers: [SharedBreaker<O, P, S>; N]) -> Self {
         assert!(N > 0 && N <= 1 << 16, "a keyed breaker table holds 1 to 65536 slots");
         keyed_init!(breakers, const_atomics)
     }
 
     /// [`KeyedBreakers::new`] (not `const` under loom).
     #[cfg(loom)]
-    pub fn new(breakers: [SharedBreaker<O, P>; N]) -> Self {
+    pub fn new(breakers: [SharedBreaker<O, P, S>; N]) -> Self {
         assert!(N > 0 && N <= 1 << 16, "a keyed breaker table holds 1 to 65536 slots");
         keyed_init!(breakers, loom_atomics)
     }
 
+    /// This table with its keys listed up front, each with the breaker given to
+    /// [`KeyedBreakers::new`] at the same index, in the slot [`KeyedBreakers::placement`]
+    /// gives it (its home slot, or the first free one after it, as a lookup scans): a
+    /// closed list. A lookup of a listed key finds it as any key is found; a key not listed
+    /// gets no entry ([`TableError::Unlisted`]), and no listed key is ever evicted. What a
+    /// [`DeviceBreakers`](crate::DeviceBreakers) table is. The caller checked that no key
+    /// is listed twice.
+    #[cfg(not(loom))]
+    #[cfg_attr(not(feature = "embedded-hal"), allow(dead_code))] // DeviceBreakers' only
+    pub(crate) const fn listing(mut self, keys: &[u32; N]) -> Self {
+        let mut to = Self::placement(keys);
+        let mut i = 0;
+        while i < N {
+            self.slots[to[i]] = AtomicU64::new(word_of(keys[i], 0, READY));
+            i += 1;
+        }
+        // Each breaker to its key's slot: follow each cycle of the permutation, one swap
+        // putting one breaker in place.
+        let mut i = 0;
+        while i < N {
+            while to[i] != i {
+                let j = to[i];
+                self.breakers.swap(i, j);
+                to.swap(i, j);
+            }
+            i += 1;
+        }
+        self.listed = true;
+        self
+    }
+
+    /// [`KeyedBreakers::listing`] (not `const` under loom).
+    #[cfg(loom)]
+    #[cfg_attr(not(feature = "embedded-hal"), allow(dead_code))] // DeviceBreakers' only
+    pub(crate) fn listing(mut self, keys: &[u32; N]) -> Self {
+        let mut to = Self::placement(keys);
+        for (i, key) in keys.iter().enumerate() {
+            self.slots[to[i]] = AtomicU64::new(word_of(*key, 0, READY));
+        }
+        for i in 0..N {
+            while to[i] != i {
+                let j = to[i];
+                self.breakers.swap(i, j);
+                to.swap(i, j);
+            }
+        }
+        self.listed = true;
+        self
+    }
+
+    /// The slot of each of `keys` listed in a table of `N` slots, in order: its home slot,
+    /// or the first one after it (round the table) that no earlier key took.
+    #[cfg_attr(not(feature = "embedded-hal"), allow(dead_code))] // DeviceBreakers' only
+    pub(crate) const fn placement(keys: &[u32; N]) -> [usize; N] {
+        let mut taken = [false; N];
+        let mut to = [0; N];
+        let mut i = 0;
+        while i < N {
+            let mut slot = Self::home(keys[i]);
+            while taken[slot] {
+                slot = if slot + 1 == N { 0 } else { slot + 1 };
+            }
+            taken[slot] = true;
+            to[i] = slot;
+            i += 1;
+        }
+        to
+    }
+
+    /// The breaker of slot `i`, in a constant expression (a listed table's `i`-th key's).
+    #[cfg_attr(not(feature = "embedded-hal"), allow(dead_code))] // DeviceBreakers' only
+    pub(crate) const fn breaker_at(&self, i: usize) -> &SharedBreaker<O, P, S> {
+        &self.breakers[i]
+    }
+
+    /// Whether the keys were listed up front ([`DeviceBreakers`](crate::DeviceBreakers)):
+    /// no key is then added, and none evicted.
+    pub const fn is_listed(&self) -> bool {
+        self.listed
+    }
+
     /// The slot a key's scan starts at (a multiplicative hash, mapped onto `0..N`).
     #[inline(always)]
-    fn home(key: u32) -> usize {
-        ((u64::from(key.wrapping_mul(0x9E37_79B9)) * N as u64) >> 32) as usize
+    const fn home(key: u32) -> usize {
+        ((key.wrapping_mul(0x9E37_79B9) as u64 * N as u64) >> 32) as usize
     }
 
     /// The entry of `key`: its breaker, created on first use; an unguarded entry (calls go
     /// ahead uncounted) when the table can hold no more or is busy placing it (see [the
     /// module documentation](self#when-the-table-is-full)). Marks the entry used.
     #[inline]
-    pub fn entry(&self, key: K) -> KeyedEntry<'_, K, N, O, P> {
+    pub fn entry(&self, key: K) -> KeyedEntry<'_, K, N, O, P, S> {
         match self.try_entry(key) {
             Ok(entry) => entry,
             Err(_) => KeyedEntry {
@@ -285,7 +397,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<
     /// [full](TableError::Full) of entries that may not be evicted, or
     /// [busy](TableError::Busy) evicting one for another caller. Marks the entry used.
     #[inline]
-    pub fn try_entry(&self, key: K) -> Result<KeyedEntry<'_, K, N, O, P>, TableError> {
+    pub fn try_entry(&self, key: K) -> Result<KeyedEntry<'_, K, N, O, P, S>, TableError> {
         let bits = key.to_bits();
         let (slot, word) = self.find_or_claim(bits)?;
         Ok(KeyedEntry {
@@ -343,6 +455,9 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<
     #[cold]
     #[inline(never)]
     fn evict_for(&self, key: u32) -> Result<(usize, u64), TableError> {
+        if self.listed {
+            return Err(TableError::Unlisted);
+        }
         if self
             .evicting
             .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
@@ -414,7 +529,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<
     /// The breaker holding `key` now, if any: no entry is created, and the entry is not
     /// marked used. For reading (a health endpoint); calls go through
     /// [`KeyedBreakers::entry`].
-    pub fn get(&self, key: K) -> Option<&SharedBreaker<O, P>> {
+    pub fn get(&self, key: K) -> Option<&SharedBreaker<O, P, S>> {
         self.slot_of(key.to_bits()).map(|i| &self.breakers[i])
     }
 
@@ -438,7 +553,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<
     }
 
     /// Each key the table holds, with its breaker, in slot order.
-    pub fn iter(&self) -> impl Iterator<Item = (K, &SharedBreaker<O, P>)> {
+    pub fn iter(&self) -> impl Iterator<Item = (K, &SharedBreaker<O, P, S>)> {
         self.slots.iter().zip(&self.breakers).filter_map(|(slot, breaker)| {
             let w = slot.load(Ordering::Acquire);
             (w & STATE_MASK == READY).then(|| (K::from_bits(key_of(w)), breaker))
@@ -469,19 +584,21 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<
     }
 }
 
-impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P: Borrow<Policy>> fmt::Debug
-    for KeyedBreakers<K, N, O, P>
+impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> fmt::Debug
+    for KeyedBreakers<K, N, O, P, S>
 {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_map().entries(self.iter()).finish()
     }
 }
 
-impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedTable<K> for &'t KeyedBreakers<K, N, O, P> {
-    type Entry = KeyedEntry<'t, K, N, O, P>;
+impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> KeyedTable<K>
+    for &'t KeyedBreakers<K, N, O, P, S>
+{
+    type Entry = KeyedEntry<'t, K, N, O, P, S>;
 
     #[inline]
-    fn entry(&self, key: &K) -> KeyedEntry<'t, K, N, O, P> {
+    fn entry(&self, key: &K) -> KeyedEntry<'t, K, N, O, P, S> {
         KeyedBreakers::entry(*self, *key)
     }
 }
@@ -493,23 +610,23 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedTable
 /// Look the entry up for each call (or each burst of calls): an entry kept while its key is
 /// evicted (only possible once it is closed and idle) looks its key up again at its next
 /// call.
-pub struct KeyedEntry<'t, K: TableKey, const N: usize, O: Observer = (), P = &'static Policy> {
-    table: &'t KeyedBreakers<K, N, O, P>,
+pub struct KeyedEntry<'t, K: TableKey, const N: usize, O: Observer = (), P = &'static Policy, S = DefaultCounts> {
+    table: &'t KeyedBreakers<K, N, O, P, S>,
     slot: u32,
     /// The slot's word when the key was found: any change means the key was evicted.
     word: u64,
     key: u32,
 }
 
-impl<K: TableKey, const N: usize, O: Observer, P> Clone for KeyedEntry<'_, K, N, O, P> {
+impl<K: TableKey, const N: usize, O: Observer, P, S> Clone for KeyedEntry<'_, K, N, O, P, S> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<K: TableKey, const N: usize, O: Observer, P> Copy for KeyedEntry<'_, K, N, O, P> {}
+impl<K: TableKey, const N: usize, O: Observer, P, S> Copy for KeyedEntry<'_, K, N, O, P, S> {}
 
-impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P> fmt::Debug for KeyedEntry<'_, K, N, O, P> {
+impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P, S> fmt::Debug for KeyedEntry<'_, K, N, O, P, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyedEntry")
             .field("key", &K::from_bits(self.key))
@@ -518,7 +635,7 @@ impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P> fmt::Debug for Ke
     }
 }
 
-impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedEntry<'t, K, N, O, P> {
+impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> KeyedEntry<'t, K, N, O, P, S> {
     /// The key.
     pub fn key(&self) -> K {
         K::from_bits(self.key)
@@ -532,7 +649,7 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedEntry
 
     /// The key's breaker, while the key holds its slot (`None` for an unguarded entry, or
     /// once the key was evicted).
-    pub fn breaker(&self) -> Option<&'t SharedBreaker<O, P>> {
+    pub fn breaker(&self) -> Option<&'t SharedBreaker<O, P, S>> {
         self.current().map(|i| &self.table.breakers[i])
     }
 
@@ -566,9 +683,14 @@ impl CallTicket for KeyedTicket {
     }
 }
 
-impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> crate::GuardsCalls for KeyedEntry<'_, K, N, O, P> {}
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> crate::GuardsCalls
+    for KeyedEntry<'_, K, N, O, P, S>
+{
+}
 
-impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> CircuitBreaker for KeyedEntry<'_, K, N, O, P> {
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> CircuitBreaker
+    for KeyedEntry<'_, K, N, O, P, S>
+{
     type Ticket = KeyedTicket;
 
     #[inline]
@@ -649,11 +771,11 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> CircuitBreaker
     }
 }
 
-impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> KeyedBreakers<K, N, O, P> {
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> KeyedBreakers<K, N, O, P, S> {
     /// The breaker a ticket's outcome goes to: `None` for an unguarded ticket, or when its
     /// key was evicted since (the outcome is dropped).
     #[inline(always)]
-    fn ticket_breaker(&self, ticket: &KeyedTicket) -> Option<&SharedBreaker<O, P>> {
+    fn ticket_breaker(&self, ticket: &KeyedTicket) -> Option<&SharedBreaker<O, P, S>> {
         let i = ticket.slot as usize;
         (ticket.slot != UNGUARDED && self.slots[i].load(Ordering::Acquire) == ticket.word).then(|| &self.breakers[i])
     }

@@ -133,7 +133,7 @@ impl<B: Steer + ?Sized> Steer for &mut B {
 /// [`Steer`] for every handle to a [`SharedBreaker`].
 macro_rules! steer_shared {
     ($($handle:ty),*) => {$(
-        impl<O: ?Sized + QuotaObserver, P: crate::PolicyStore> Steer for $handle {
+        impl<O: ?Sized + QuotaObserver, P: crate::PolicyStore, S: crate::counts::CountStore> Steer for $handle {
             type Observer = O;
             fn quota_observer(&self) -> &O {
                 self.observer()
@@ -148,9 +148,9 @@ macro_rules! steer_shared {
     )*};
 }
 
-steer_shared!(SharedBreaker<O, P>, &SharedBreaker<O, P>);
+steer_shared!(SharedBreaker<O, P, S>, &SharedBreaker<O, P, S>);
 #[cfg(feature = "std")]
-steer_shared!(std::sync::Arc<SharedBreaker<O, P>>);
+steer_shared!(std::sync::Arc<SharedBreaker<O, P, S>>);
 
 /// Squad's predictive breaker: a breaker steered by a [`QuotaGauge`].
 ///

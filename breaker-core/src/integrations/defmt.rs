@@ -22,7 +22,7 @@ impl<O: Observer> Format for Breaker<O> {
     }
 }
 
-impl<O: ?Sized + Observer, P: crate::PolicyStore> Format for SharedBreaker<O, P> {
+impl<O: ?Sized + Observer, P: crate::PolicyStore, S: crate::counts::CountStore> Format for SharedBreaker<O, P, S> {
     fn format(&self, f: Formatter<'_>) {
         write!(
             f,

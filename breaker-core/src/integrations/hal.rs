@@ -82,10 +82,7 @@
 //! use tmp1x2::{SlaveAddr, Tmp1x2};
 //!
 //! static POLICY: Policy = Policy::new(3, Duration::from_secs(2));
-//! static BUS: DeviceBreakers<2> = DeviceBreakers::new([
-//!     (0x48, SharedBreaker::new(&POLICY)),
-//!     (0x49, SharedBreaker::new(&POLICY)),
-//! ]);
+//! static BUS: DeviceBreakers<2> = DeviceBreakers::new([0x48, 0x49], [const { SharedBreaker::new(&POLICY) }; 2]);
 //! static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 //! breaker_core::register!(BUS[0x48], "i2c1/inside", CLOCK);
 //! breaker_core::register!(BUS[0x49], "i2c1/outside", CLOCK);

@@ -143,16 +143,13 @@ mod breakers {
 
     /// Trip after 3 strikes, refuse for 350 ms.
     pub static POLICY: Policy = Policy::new(3, Duration::from_millis(350));
-    pub static BUS: DeviceBreakers<2, DefmtLog> = DeviceBreakers::new([
-        (
-            INSIDE,
+    pub static BUS: DeviceBreakers<2, DefmtLog> = DeviceBreakers::new(
+        [INSIDE, OUTSIDE],
+        [
             SharedBreaker::with_observer(&POLICY, DefmtLog::new("i2c/inside")),
-        ),
-        (
-            OUTSIDE,
             SharedBreaker::with_observer(&POLICY, DefmtLog::new("i2c/outside")),
-        ),
-    ]);
+        ],
+    );
     breaker_embedded::register!(BUS[INSIDE], "i2c/inside", EmbassyClock);
     breaker_embedded::register!(BUS[OUTSIDE], "i2c/outside", EmbassyClock);
 }

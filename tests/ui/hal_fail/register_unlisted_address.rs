@@ -1,10 +1,7 @@
 use breaker_core::{DeviceBreakers, Duration, ManualClock, Instant, Policy, SharedBreaker};
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(5));
-static BUS: DeviceBreakers<2> = DeviceBreakers::new([
-    (0x48, SharedBreaker::new(&POLICY)),
-    (0x49, SharedBreaker::new(&POLICY)),
-]);
+static BUS: DeviceBreakers<2> = DeviceBreakers::new([0x48, 0x49], [const { SharedBreaker::new(&POLICY) }; 2]);
 static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 
 // 0x4A is not in the table: there is no breaker to list.

@@ -4,11 +4,14 @@
 use core::borrow::Borrow;
 use core::fmt;
 
+use crate::counts::{CountStore, DefaultCounts};
 use crate::hal::{GuardsPeripheral, PickBreaker};
 use crate::{KeyedBreakers, KeyedEntry, Observer, Policy, SharedBreaker, TableKey};
 
-/// One [`SharedBreaker`] per device on a shared I2C bus, keyed by 7-bit address: a fixed
-/// table of `N` entries (no heap), built in a `static`.
+/// One [`SharedBreaker`] per device on a shared I2C bus, keyed by 7-bit address: a
+/// [`KeyedBreakers`] table whose `N` addresses are listed up front (no heap), built in a
+/// `static`. The `i`-th address gets the `i`-th breaker; no address is added and none
+/// evicted ([`DeviceBreakers::table`] is the keyed table itself).
 ///
 /// Guard the bus with the table (`Guarded::new(i2c, &TABLE, clock)`) and each transaction
 /// goes through the breaker of its address: a dead sensor that NACKs trips its own
@@ -18,8 +21,9 @@ use crate::{KeyedBreakers, KeyedEntry, Observer, Policy, SharedBreaker, TableKey
 /// does not list fails with [`GuardedError::Unlisted`](crate::GuardedError::Unlisted)
 /// without reaching the bus (list every device the drivers talk to).
 ///
-/// Each entry is a whole `SharedBreaker`, so each device has its own policy (a slow
-/// sensor may get a longer cooldown); they share one observer type. For a bus whose
+/// Each entry is a whole `SharedBreaker`, so each device may have its own policy (a slow
+/// sensor may get a longer cooldown: `[SharedBreaker::new(&FAST), SharedBreaker::new(&SLOW)]`);
+/// they share one observer type and one storage of counters ([`crate::counts`]). For a bus whose
 /// devices are not known in advance, guard it with a [`KeyedBreakers`] table keyed by
 /// address instead (`Guarded::new(i2c, &TABLE, clock)` too): any address gets a breaker on
 /// first use, in a bounded table, and none is unlisted (see [`PickBreaker`]'s impls). List each in the
@@ -32,10 +36,10 @@ use crate::{KeyedBreakers, KeyedEntry, Observer, Policy, SharedBreaker, TableKey
 /// use embedded_hal_mock::eh1::i2c::{Mock, Transaction};
 ///
 /// static POLICY: Policy = Policy::new(2, Duration::from_secs(5));
-/// static SENSORS: DeviceBreakers<2> = DeviceBreakers::new([
-///     (0x48, SharedBreaker::new(&POLICY)), // a TMP102
-///     (0x76, SharedBreaker::new(&POLICY)), // a BME280
-/// ]);
+/// static SENSORS: DeviceBreakers<2> = DeviceBreakers::new(
+///     [0x48, 0x76], // a TMP102, a BME280
+///     [const { SharedBreaker::new(&POLICY) }; 2],
+/// );
 /// static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 /// breaker_core::register!(SENSORS[0x48], "i2c1/tmp102", CLOCK);
 /// breaker_core::register!(SENSORS[0x76], "i2c1/bme280", CLOCK);
@@ -59,8 +63,14 @@ use crate::{KeyedBreakers, KeyedEntry, Observer, Policy, SharedBreaker, TableKey
 /// assert_eq!((bme280.counters.failures, bme280.counters.skips, bme280.would_allow), (2, 1, false));
 /// assert!(registry::get("i2c1/tmp102").unwrap().would_allow());
 /// ```
-pub struct DeviceBreakers<const N: usize, O: Observer = ()> {
-    devices: [(u8, SharedBreaker<O>); N],
+pub struct DeviceBreakers<const N: usize, O: Observer = (), S = DefaultCounts> {
+    /// The listed addresses, in the order given, where a constant expression can read
+    /// them ([`DeviceBreakers::breaker_of`]).
+    addresses: [u8; N],
+    /// The table's slot of each listed address (7-bit addresses: fewer than 256 slots).
+    slots: [u8; N],
+    /// The keyed table the addresses are listed in.
+    table: KeyedBreakers<u8, N, O, &'static Policy, S>,
 }
 
 /// Why a [`DeviceBreakers`] table was rejected.
@@ -101,15 +111,22 @@ impl fmt::Display for DeviceTableError {
 
 impl core::error::Error for DeviceTableError {}
 
-impl<const N: usize, O: Observer> DeviceBreakers<N, O> {
-    /// A table of `(address, breaker)` entries.
+impl<const N: usize, O: Observer, S: CountStore> DeviceBreakers<N, O, S> {
+    /// A table listing `addresses`, the `i`-th with the `i`-th of `breakers`: a
+    /// [`KeyedBreakers`] table keyed by address, its keys listed up front (none added,
+    /// none evicted).
     ///
     /// # Panics
-    /// If an address does not fit 7 bits or is listed twice: in a `static`, a compile
-    /// error. See [`DeviceBreakers::try_new`] for tables built at run time.
-    pub const fn new(devices: [(u8, SharedBreaker<O>); N]) -> Self {
-        match check(&devices) {
-            Ok(()) => DeviceBreakers { devices },
+    /// If an address does not fit 7 bits or is listed twice, or the table lists no
+    /// address: in a `static`, a compile error. See [`DeviceBreakers::try_new`] for tables
+    /// built at run time.
+    pub const fn new(addresses: [u8; N], breakers: [SharedBreaker<O, &'static Policy, S>; N]) -> Self {
+        match check(&addresses) {
+            Ok(()) => DeviceBreakers {
+                addresses,
+                slots: slots::<N>(&addresses),
+                table: KeyedBreakers::new(breakers).listing(&keys(&addresses)),
+            },
             // A `const` panic needs a literal message per case to show it at compile time.
             Err(DeviceTableError::NotSevenBit { .. }) => {
                 panic!("an I2C device address must fit 7 bits (0x00 to 0x7f)")
@@ -118,14 +135,24 @@ impl<const N: usize, O: Observer> DeviceBreakers<N, O> {
         }
     }
 
-    /// A table of `(address, breaker)` entries, or why not.
-    pub fn try_new(devices: [(u8, SharedBreaker<O>); N]) -> Result<Self, DeviceTableError> {
-        check(&devices).map(|()| DeviceBreakers { devices })
+    /// A table listing `addresses`, the `i`-th with the `i`-th of `breakers`, or why not.
+    ///
+    /// # Panics
+    /// If the table lists no address (`N` is 0).
+    pub fn try_new(
+        addresses: [u8; N],
+        breakers: [SharedBreaker<O, &'static Policy, S>; N],
+    ) -> Result<Self, DeviceTableError> {
+        check(&addresses).map(|()| DeviceBreakers {
+            addresses,
+            slots: slots::<N>(&addresses),
+            table: KeyedBreakers::new(breakers).listing(&keys(&addresses)),
+        })
     }
 
-    /// The breaker listed for `address`.
-    pub fn get(&self, address: u8) -> Option<&SharedBreaker<O>> {
-        self.devices.iter().find(|(a, _)| *a == address).map(|(_, b)| b)
+    /// The breaker listed for `address`: a lookup in the keyed table.
+    pub fn get(&self, address: u8) -> Option<&SharedBreaker<O, &'static Policy, S>> {
+        self.table.get(address)
     }
 
     /// The breaker listed for `address`, in a constant expression: what
@@ -134,11 +161,11 @@ impl<const N: usize, O: Observer> DeviceBreakers<N, O> {
     /// # Panics
     /// If the table does not list `address`: in a `static`, a compile error. Use
     /// [`DeviceBreakers::get`] at run time.
-    pub const fn breaker_of(&self, address: u8) -> &SharedBreaker<O> {
+    pub const fn breaker_of(&self, address: u8) -> &SharedBreaker<O, &'static Policy, S> {
         let mut i = 0;
         while i < N {
-            if self.devices[i].0 == address {
-                return &self.devices[i].1;
+            if self.addresses[i] == address {
+                return self.table.breaker_at(self.slots[i] as usize);
             }
             i += 1;
         }
@@ -146,8 +173,15 @@ impl<const N: usize, O: Observer> DeviceBreakers<N, O> {
     }
 
     /// Each listed address with its breaker, in table order.
-    pub fn iter(&self) -> impl Iterator<Item = (u8, &SharedBreaker<O>)> {
-        self.devices.iter().map(|(a, b)| (*a, b))
+    pub fn iter(&self) -> impl Iterator<Item = (u8, &SharedBreaker<O, &'static Policy, S>)> {
+        (self.addresses.iter().zip(&self.slots)).map(|(a, slot)| (*a, self.table.breaker_at(*slot as usize)))
+    }
+
+    /// The keyed table the addresses are listed in: its lookups, entries
+    /// ([`KeyedBreakers::try_entry`] answers [`TableError::Unlisted`](crate::TableError::Unlisted)
+    /// for an address not listed) and iteration.
+    pub const fn table(&self) -> &KeyedBreakers<u8, N, O, &'static Policy, S> {
+        &self.table
     }
 
     /// The number of devices listed.
@@ -155,23 +189,47 @@ impl<const N: usize, O: Observer> DeviceBreakers<N, O> {
         N
     }
 
-    /// Whether the table lists no device.
+    /// Whether the table lists no device (never: a table lists at least one).
     pub const fn is_empty(&self) -> bool {
         N == 0
     }
 }
 
-/// Every address fits 7 bits and none is listed twice.
-const fn check<O: Observer, const N: usize>(devices: &[(u8, SharedBreaker<O>); N]) -> Result<(), DeviceTableError> {
+/// The slot of each listed address in a keyed table of `N` slots
+/// ([`KeyedBreakers::placement`]; fewer than 128 addresses fit 7 bits, so each fits a byte).
+const fn slots<const N: usize>(addresses: &[u8; N]) -> [u8; N] {
+    let to = KeyedBreakers::<u8, N>::placement(&keys(addresses));
+    let mut slots = [0; N];
     let mut i = 0;
     while i < N {
-        let address = devices[i].0;
+        slots[i] = to[i] as u8;
+        i += 1;
+    }
+    slots
+}
+
+/// The listed addresses as the keyed table's keys.
+const fn keys<const N: usize>(addresses: &[u8; N]) -> [u32; N] {
+    let mut keys = [0; N];
+    let mut i = 0;
+    while i < N {
+        keys[i] = addresses[i] as u32;
+        i += 1;
+    }
+    keys
+}
+
+/// Every address fits 7 bits and none is listed twice.
+const fn check<const N: usize>(addresses: &[u8; N]) -> Result<(), DeviceTableError> {
+    let mut i = 0;
+    while i < N {
+        let address = addresses[i];
         if address > 0x7f {
             return Err(DeviceTableError::NotSevenBit { address });
         }
         let mut j = 0;
         while j < i {
-            if devices[j].0 == address {
+            if addresses[j] == address {
                 return Err(DeviceTableError::Duplicate { address });
             }
             j += 1;
@@ -181,21 +239,24 @@ const fn check<O: Observer, const N: usize>(devices: &[(u8, SharedBreaker<O>); N
     Ok(())
 }
 
-impl<const N: usize, O: Observer> GuardsPeripheral for &DeviceBreakers<N, O> {}
+impl<const N: usize, O: Observer, S: CountStore> GuardsPeripheral for &DeviceBreakers<N, O, S> {}
 
-impl<'t, const N: usize, O: Observer> PickBreaker<u8> for &'t DeviceBreakers<N, O> {
+impl<'t, const N: usize, O: Observer, S: CountStore> PickBreaker<u8> for &'t DeviceBreakers<N, O, S> {
     type Breaker<'a>
-        = &'t SharedBreaker<O>
+        = &'t SharedBreaker<O, &'static Policy, S>
     where
         Self: 'a;
 
     #[inline]
-    fn pick(&mut self, address: u8) -> Option<&'t SharedBreaker<O>> {
+    fn pick(&mut self, address: u8) -> Option<&'t SharedBreaker<O, &'static Policy, S>> {
         self.get(address)
     }
 }
 
-impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> GuardsPeripheral for &KeyedBreakers<K, N, O, P> {}
+impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> GuardsPeripheral
+    for &KeyedBreakers<K, N, O, P, S>
+{
+}
 
 /// A keyed table over a bus: each transaction goes through the entry of its address
 /// ([`KeyedBreakers::entry`]), a breaker created on first use, so any address gets one
@@ -230,25 +291,26 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>> GuardsPeripher
 /// assert_eq!(I2C1.len(), 2);
 /// bus.into_inner().done();
 /// ```
-impl<'t, A, K, const N: usize, O, P> PickBreaker<A> for &'t KeyedBreakers<K, N, O, P>
+impl<'t, A, K, const N: usize, O, P, S> PickBreaker<A> for &'t KeyedBreakers<K, N, O, P, S>
 where
     A: Into<K>,
     K: TableKey,
     O: Observer,
     P: Borrow<Policy>,
+    S: CountStore,
 {
     type Breaker<'a>
-        = KeyedEntry<'t, K, N, O, P>
+        = KeyedEntry<'t, K, N, O, P, S>
     where
         Self: 'a;
 
     #[inline]
-    fn pick(&mut self, address: A) -> Option<KeyedEntry<'t, K, N, O, P>> {
+    fn pick(&mut self, address: A) -> Option<KeyedEntry<'t, K, N, O, P, S>> {
         Some(self.entry(address.into()))
     }
 }
 
-impl<const N: usize, O: Observer> fmt::Debug for DeviceBreakers<N, O> {
+impl<const N: usize, O: Observer, S: CountStore> fmt::Debug for DeviceBreakers<N, O, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         struct Address(u8);
         impl fmt::Debug for Address {
@@ -257,7 +319,7 @@ impl<const N: usize, O: Observer> fmt::Debug for DeviceBreakers<N, O> {
             }
         }
         f.debug_map()
-            .entries(self.devices.iter().map(|(a, b)| (Address(*a), b)))
+            .entries(self.iter().map(|(a, b)| (Address(a), b)))
             .finish()
     }
 }
@@ -271,9 +333,9 @@ mod tests {
 
     #[test]
     fn a_table_rejects_wide_and_duplicate_addresses() {
-        let wide = DeviceBreakers::try_new([(0x48, SharedBreaker::new(&POLICY)), (0x80, SharedBreaker::new(&POLICY))]);
+        let wide = DeviceBreakers::try_new([0x48, 0x80], [const { SharedBreaker::new(&POLICY) }; 2]);
         assert_eq!(wide.unwrap_err(), DeviceTableError::NotSevenBit { address: 0x80 });
-        let twice = DeviceBreakers::try_new([(0x48, SharedBreaker::new(&POLICY)), (0x48, SharedBreaker::new(&POLICY))]);
+        let twice = DeviceBreakers::try_new([0x48, 0x48], [const { SharedBreaker::new(&POLICY) }; 2]);
         let err = twice.unwrap_err();
         assert_eq!(err, DeviceTableError::Duplicate { address: 0x48 });
         assert_eq!(std::format!("{err}"), "an I2C device address is listed twice: 0x48");
@@ -281,11 +343,8 @@ mod tests {
 
     #[test]
     fn lookups_find_each_listed_address_and_nothing_else() {
-        static TABLE: DeviceBreakers<3> = DeviceBreakers::new([
-            (0x00, SharedBreaker::new(&POLICY)),
-            (0x48, SharedBreaker::new(&POLICY)),
-            (0x7f, SharedBreaker::new(&POLICY)),
-        ]);
+        static TABLE: DeviceBreakers<3> =
+            DeviceBreakers::new([0x00, 0x48, 0x7f], [const { SharedBreaker::new(&POLICY) }; 3]);
         static SECOND: &SharedBreaker = TABLE.breaker_of(0x48);
         assert!(core::ptr::eq(TABLE.get(0x48).unwrap(), SECOND));
         assert!(TABLE.get(0x49).is_none());
@@ -293,5 +352,81 @@ mod tests {
         assert_eq!(addresses, [0x00, 0x48, 0x7f]);
         assert_eq!((TABLE.len(), TABLE.is_empty()), (3, false));
         assert!(std::format!("{TABLE:?}").starts_with("{0x00: SharedBreaker"));
+        // A keyed table whose keys were listed: it creates no entry for another address.
+        assert!(TABLE.table().is_listed());
+        assert_eq!(TABLE.table().len(), 3);
+        assert!(core::ptr::eq(
+            TABLE.table().try_entry(0x48).unwrap().breaker().unwrap(),
+            SECOND
+        ));
+        assert_eq!(TABLE.table().try_entry(0x49).unwrap_err(), crate::TableError::Unlisted);
+        assert!(!TABLE.table().entry(0x49).is_guarded());
+    }
+
+    #[test]
+    fn each_address_gets_the_breaker_listed_with_it_wherever_its_slot_is() {
+        // Sixteen addresses in sixteen slots, homes colliding, each with a policy of its
+        // own (trip = its index + 1): every lookup finds its own breaker.
+        static POLICIES: [Policy; 16] = {
+            let mut p = [Policy::new(1, Duration::from_secs(1)); 16];
+            let mut i = 0;
+            while i < 16 {
+                p[i] = Policy::new(i as u32 + 1, Duration::from_secs(1));
+                i += 1;
+            }
+            p
+        };
+        const ADDRESSES: [u8; 16] = [
+            0x08, 0x10, 0x18, 0x20, 0x28, 0x30, 0x38, 0x40, 0x48, 0x49, 0x4A, 0x4B, 0x50, 0x68, 0x76, 0x77,
+        ];
+        static TABLE: DeviceBreakers<16> = DeviceBreakers::new(ADDRESSES, {
+            let mut b = [const { SharedBreaker::new(&POLICIES[0]) }; 16];
+            let mut i = 1;
+            while i < 16 {
+                b[i] = SharedBreaker::new(&POLICIES[i]);
+                i += 1;
+            }
+            b
+        });
+        for (i, address) in ADDRESSES.into_iter().enumerate() {
+            let want = i as u32 + 1;
+            assert_eq!(TABLE.get(address).unwrap().policy().trip(), want, "{address:#04x}");
+            assert_eq!(TABLE.breaker_of(address).policy().trip(), want, "{address:#04x}");
+            let entry = TABLE.table().try_entry(address).unwrap();
+            assert_eq!(entry.breaker().unwrap().policy().trip(), want, "{address:#04x}");
+        }
+        let listed: std::vec::Vec<(u8, u32)> = TABLE.iter().map(|(a, b)| (a, b.policy().trip())).collect();
+        assert_eq!(
+            listed,
+            ADDRESSES
+                .iter()
+                .zip(1..)
+                .map(|(a, t)| (*a, t))
+                .collect::<std::vec::Vec<_>>()
+        );
+        // The slots are the keys' homes (or the next free), as a lookup scans: a table of
+        // 16 addresses has each within a few slots of its home.
+        assert_eq!(TABLE.table().len(), 16);
+    }
+
+    #[test]
+    fn no_listed_address_is_ever_evicted() {
+        use crate::{Clock, Instant, ManualClock, Phase};
+        static TABLE: DeviceBreakers<2> = DeviceBreakers::new([0x48, 0x76], [const { SharedBreaker::new(&POLICY) }; 2]);
+        let clock = ManualClock::new(Instant::ZERO);
+        // Both closed and idle (what an eviction takes), and a churn of other addresses:
+        // none takes a listed slot, and each listed address keeps its breaker.
+        let before: std::vec::Vec<*const SharedBreaker> = TABLE.iter().map(|(_, b)| b as *const _).collect();
+        for address in 0..=0x7f {
+            let entry = TABLE.table().entry(address);
+            assert_eq!(entry.is_guarded(), address == 0x48 || address == 0x76, "{address:#04x}");
+        }
+        assert_eq!(TABLE.table().evictions(), 0);
+        let after: std::vec::Vec<*const SharedBreaker> = TABLE.iter().map(|(_, b)| b as *const _).collect();
+        assert_eq!(before, after);
+        for (address, breaker) in TABLE.iter() {
+            assert!(core::ptr::eq(TABLE.get(address).unwrap(), breaker));
+            assert_eq!(breaker.phase(clock.now()), Phase::Closed);
+        }
     }
 }
