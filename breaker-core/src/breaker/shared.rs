@@ -11,6 +11,8 @@ use crate::padded::Padded;
 #[cfg(not(target_os = "none"))]
 use crate::padded::{skip_slot, SKIP_SLOTS};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
+mod watch;
+
 use crate::{
     CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, PolicyError, Reason,
     RefusalReason, Refused, State, TransitionCounts, Verdict,
@@ -656,6 +658,9 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
     /// probe slot. The returned permit is a guard: dropped without an outcome, a probe
     /// counts as failed at that moment and any other call as neutral.
     pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O, P>, Refused> {
+        if let Some(window) = self.watched() {
+            return self.try_acquire_watched(window, clock);
+        }
         let ticket = self.acquire_ticket(clock)?;
         Ok(Permit::new(self, clock, ticket))
     }
@@ -884,6 +889,9 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
+        if !window.slots().is_empty() {
+            return self.call_watched(window, clock, f, classify);
+        }
         let w = self.inner.word.load(Ordering::Acquire);
         let Some(ticket) = Core::hot_ticket(w) else {
             return self.call_windowed_gated(window, w, clock, f, classify);
@@ -1370,6 +1378,8 @@ pub struct Permit<'a, C: Clock, O: ?Sized + Observer = (), P: PolicyStore = &'st
     clock: &'a C,
     ticket: Ticket,
     answered: bool,
+    /// The in-flight slot its call holds ([`window::NO_SLOT`] for none).
+    slot: u8,
 }
 
 impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> fmt::Debug for Permit<'_, C, O, P> {
@@ -1388,6 +1398,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
             clock,
             ticket,
             answered: false,
+            slot: window::NO_SLOT,
         }
     }
 
@@ -1407,6 +1418,9 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
 
     /// Reports the call's outcome.
     pub fn record(mut self, outcome: Outcome) {
+        if self.slot != window::NO_SLOT {
+            return self.record_watched(outcome, None);
+        }
         self.answered = true;
         self.breaker.report(self.ticket, outcome, self.clock);
     }
@@ -1416,6 +1430,9 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
     /// success that took longer than its duration counts as slow. [`Permit::record`]
     /// counts every success as not slow; [`SharedBreaker::call`] times its calls itself.
     pub fn record_timed(mut self, outcome: Outcome, started: Instant) {
+        if self.slot != window::NO_SLOT {
+            return self.record_watched(outcome, Some(started));
+        }
         match window::of_store(&self.breaker.observer, &self.breaker.inner.policy) {
             Some(window) => {
                 self.answered = true;
@@ -1447,6 +1464,9 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
 
 impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> Drop for Permit<'_, C, O, P> {
     fn drop(&mut self) {
+        if self.slot != window::NO_SLOT {
+            self.drop_watched();
+        }
         if !self.answered {
             self.breaker.abandon(self.ticket, self.clock);
         }
