@@ -180,7 +180,8 @@
 //!   a slow-call rule. A call claims a free slot when it is let through, holding its
 //!   start (the gate's clock reading) and its permit's generation, and frees it when it
 //!   returns (its permit answered or dropped; a panic in `call` drops it too). Without a
-//!   slow-call rule no slot is used.
+//!   slow-call rule no slot is used, nor by a call that shadow mode lets through where the
+//!   live breaker would refuse it.
 //! - **The gate.** Every gate check of such a breaker reads the clock and, while closed,
 //!   scans the slots before deciding: each call of the current generation out *longer*
 //!   than the slow-call duration and not counted yet is marked counted (one
@@ -194,8 +195,9 @@
 //!   a permit dropped unanswered leaves the slow sample. The machine's part is as for any
 //!   call: a trip verdict still trips at once, and the counters
 //!   ([`SharedBreaker::counters`](crate::SharedBreaker::counters)) count its outcome. A
-//!   call that returns before any gate saw it slow takes its own sample, timed, as
-//!   without slots. Which of the two happens is settled on its slot: the gate's
+//!   call that returns before any gate saw it slow takes its own sample as without slots:
+//!   timed by `call` and [`Permit::record_timed`](crate::SharedPermit::record_timed), not
+//!   by [`Permit::record`](crate::SharedPermit::record). Which of the two happens is settled on its slot: the gate's
 //!   compare-and-swap and the returning call's swap cannot both win.
 //! - **A slot shortage.** A call that finds no free slot is not watched while out: it is
 //!   timed when it returns, as without slots. `K` is the number of calls out that can be

@@ -211,6 +211,9 @@ pub(crate) fn overdue(slots: &[AtomicU64], gen: u16, now: Instant, slow: Duratio
             {
                 break;
             }
+            // Freed and claimed again in between by a call of the same generation and start
+            // (the same word), that call is out as long as the one read: counting it is
+            // as right.
             match slot.compare_exchange(s, s | COUNTED, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => {
                     seen();
