@@ -262,3 +262,37 @@ fn counters_count_each_call_once() {
     assert_eq!((calls, successes, neutrals, failures), (2, 1, 1, 0));
     assert_eq!(stats(&b, &clock), (1, 0, 1));
 }
+
+/// The same hung upstream over the other storages: a time window (the gate's samples land
+/// in the bucket current at the gate check) and a ring of 100 calls.
+#[test]
+fn every_window_storage_can_be_watched() {
+    use breaker_core::{CallRing, TimeWindow, WindowSize};
+
+    static TIME: Policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(30))
+        .with_min_calls(5)
+        .with_slow_calls(Duration::from_secs(1), 50);
+    static RING: Policy = Policy::failure_rate(50, WindowSize::Calls(100), Duration::from_secs(30))
+        .with_min_calls(5)
+        .with_slow_calls(Duration::from_secs(1), 50);
+    let time: SharedBreaker<Windowed<InFlight<TimeWindow, 4>>> =
+        SharedBreaker::windowed(&TIME, Windowed::in_flight(TimeWindow::new(), ()));
+    let ring: SharedBreaker<Windowed<InFlight<CallRing, 4>>> =
+        SharedBreaker::windowed(&RING, Windowed::in_flight(CallRing::new(), ()));
+    let clock = ManualClock::new(ms(0));
+    for _ in 0..3 {
+        assert_eq!(time.call(&clock, || Ok::<_, std::convert::Infallible>(())), Ok(()));
+        assert_eq!(ring.call(&clock, || Ok::<_, std::convert::Infallible>(())), Ok(()));
+    }
+    let hung_time: Vec<_> = (0..3).map(|_| time.try_acquire(&clock).unwrap()).collect();
+    let hung_ring: Vec<_> = (0..3).map(|_| ring.try_acquire(&clock).unwrap()).collect();
+    // 2.5 s on: three quick calls and three slow ones, 50 % of 6.
+    clock.set(ms(2_500));
+    assert!(time.try_acquire(&clock).is_err());
+    assert!(ring.try_acquire(&clock).is_err());
+    assert_eq!(time.phase(ms(2_500)), Phase::Open);
+    assert_eq!(ring.phase(ms(2_500)), Phase::Open);
+    drop(hung_time);
+    drop(hung_ring);
+    assert_eq!((time.observer().window().out(), ring.observer().window().out()), (0, 0));
+}

@@ -191,7 +191,9 @@
 //! - **One sample per call.** A call counted slow while out has had its sample: when it
 //!   returns, whatever it answers, the window takes nothing more from it. A success adds
 //!   nothing; a failure adds no failure sample (the window saw it hang: it stays a slow
-//!   call, in the slow-call rate only, whether or not the policy counts slow failures);
+//!   call, in the slow-call rate only, whether or not the policy counts slow failures:
+//!   a sample cannot be changed once in the window, where every later sample moves it
+//!   along, and a second sample would count the call twice);
 //!   a permit dropped unanswered leaves the slow sample. The machine's part is as for any
 //!   call: a trip verdict still trips at once, and the counters
 //!   ([`SharedBreaker::counters`](crate::SharedBreaker::counters)) count its outcome. A

@@ -42,6 +42,17 @@ use crate::{Duration, Instant};
 ///     SharedBreaker::windowed(&POLICY, Windowed::in_flight(CallWindow::new(), ()));
 /// # let _ = &UPSTREAM;
 /// ```
+///
+/// No slot, or more than 254, is a compile error in a `static`:
+///
+/// ```compile_fail
+/// use breaker_core::{CallWindow, Duration, InFlight, Policy, SharedBreaker, WindowSize, Windowed};
+///
+/// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(30))
+///     .with_slow_calls(Duration::from_secs(1), 50);
+/// static UPSTREAM: SharedBreaker<Windowed<InFlight<CallWindow, 0>>> =
+///     SharedBreaker::windowed(&POLICY, Windowed::in_flight(CallWindow::new(), ()));
+/// ```
 pub struct InFlight<W = CallWindow, const K: usize = 8> {
     window: W,
     slots: [AtomicU64; K],
