@@ -94,10 +94,35 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
         };
         if ticket.probe || ticket.untracked() {
             permit.record(outcome);
+            return result.map_err(CallError::Inner);
+        }
+        // The permit's report, without its look-ups: the window is at hand.
+        permit.answered = true;
+        let counted = window::release(window.slots(), core::mem::replace(&mut permit.slot, NO_SLOT));
+        let now = clock.now();
+        if counted {
+            self.record_counted(ticket, outcome, now);
         } else {
-            permit.record_timed(outcome, started);
+            let counting = self.inner.counting();
+            self.record_windowed(
+                window,
+                ticket,
+                outcome,
+                Some(now.since(started)),
+                Some(now),
+                counting,
+                clock,
+            );
         }
         result.map_err(CallError::Inner)
+    }
+
+    /// The report of a call counted slow while out: the machine's part only (a failure, a
+    /// trip verdict, the counters), no second sample.
+    fn record_counted(&self, ticket: Ticket, outcome: Outcome, now: Instant) {
+        if (outcome != Outcome::Success || self.inner.counting()) && !self.inner.count_quiet(ticket, outcome) {
+            self.record_ticket(ticket, outcome, now);
+        }
     }
 }
 
@@ -126,10 +151,7 @@ impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'_, C, O, P> {
             return;
         }
         self.answered = true;
-        let (breaker, ticket) = (self.breaker, self.ticket);
-        if (outcome != Outcome::Success || breaker.inner.counting()) && !breaker.inner.count_quiet(ticket, outcome) {
-            breaker.record_ticket(ticket, outcome, self.clock.now());
-        }
+        self.breaker.record_counted(self.ticket, outcome, self.clock.now());
     }
 
     /// A permit holding a slot, dropped unanswered: its slot freed (a call counted slow
