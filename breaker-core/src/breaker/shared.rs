@@ -1418,7 +1418,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
 
     /// Reports the call's outcome.
     pub fn record(mut self, outcome: Outcome) {
-        if self.slot != window::NO_SLOT {
+        if self.holds_slot() {
             return self.record_watched(outcome, None);
         }
         self.answered = true;
@@ -1430,7 +1430,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
     /// success that took longer than its duration counts as slow. [`Permit::record`]
     /// counts every success as not slow; [`SharedBreaker::call`] times its calls itself.
     pub fn record_timed(mut self, outcome: Outcome, started: Instant) {
-        if self.slot != window::NO_SLOT {
+        if self.holds_slot() {
             return self.record_watched(outcome, Some(started));
         }
         match window::of_store(&self.breaker.observer, &self.breaker.inner.policy) {
@@ -1464,7 +1464,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'a, C, O, P> {
 
 impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> Drop for Permit<'_, C, O, P> {
     fn drop(&mut self) {
-        if self.slot != window::NO_SLOT {
+        if self.holds_slot() {
             self.drop_watched();
         }
         if !self.answered {

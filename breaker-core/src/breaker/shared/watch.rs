@@ -127,6 +127,13 @@ impl<O: ?Sized + Observer, P: PolicyStore> SharedBreaker<O, P> {
 }
 
 impl<C: Clock, O: ?Sized + Observer, P: PolicyStore> Permit<'_, C, O, P> {
+    /// Whether this permit's call holds a slot: `false` at compile time for a breaker
+    /// whose window has no slots (or that has no window), whatever the permit holds.
+    #[inline(always)]
+    pub(super) fn holds_slot(&self) -> bool {
+        self.slot != NO_SLOT && self.breaker.watched().is_some()
+    }
+
     /// Frees this permit's slot, if it holds one: whether its call was counted slow while
     /// out (its sample is then taken).
     fn free_slot(&mut self) -> bool {
