@@ -1,7 +1,7 @@
 //! Model checks of a shared breaker's in-flight slots (`InFlight`) with loom: every
 //! interleaving (up to a bound on preemptions) of a gate counting a call slow while it is
-//! out racing that call's return, of two gates racing to count one call, and of a slot
-//! claimed racing a transition.
+//! out racing that call's return, of two gates racing to count one call, of a slot
+//! claimed racing a transition, and of a gate racing another call's return to trip.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p breaker-core --test loom_inflight --release
@@ -109,5 +109,31 @@ fn a_slot_claimed_racing_a_transition_is_counted_only_in_its_own_generation() {
         assert_eq!(stats(b, clock), expected);
         assert_eq!(b.observer().window().out(), 0);
         assert_eq!(b.phase(clock.now()), Phase::Closed);
+    });
+}
+
+#[test]
+fn a_gate_and_a_returning_call_both_needed_to_trip_trip_once() {
+    // Slow-call rate 100 % from 2 calls on: the window trips with both calls' slow
+    // samples, whoever takes them (the gate, for both or for the one still out; the
+    // returning call, for itself), and only then.
+    static TWO: Policy = Policy::failure_rate(100, WindowSize::Calls(8), Duration::from_secs(30))
+        .with_min_calls(2)
+        .with_slow_calls(Duration::from_secs(1), 100);
+    model(|| {
+        let b: &'static Watched = Box::leak(Box::new(SharedBreaker::windowed(
+            &TWO,
+            Windowed::in_flight(CallWindow::new(), ()),
+        )));
+        let clock: &'static ManualClock = Box::leak(Box::new(ManualClock::new(Instant::ZERO)));
+        let _first = b.try_acquire(clock).unwrap();
+        let second = b.try_acquire(clock).unwrap();
+        clock.set(Instant::from_millis(2_000));
+        let t1 = thread::spawn(move || gate(b, clock));
+        let t2 = thread::spawn(move || second.record_timed(Outcome::Success, Instant::ZERO));
+        t1.join().unwrap();
+        t2.join().unwrap();
+        assert_eq!(b.phase(clock.now()), Phase::Open);
+        assert_eq!(b.counters().trips, 1);
     });
 }

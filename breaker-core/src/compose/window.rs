@@ -224,8 +224,9 @@
 //!
 //! The loom model checks (`breaker-core/tests/loom_inflight.rs`) run a gate marking a
 //! slot racing that call's own return (one sample, exactly), two gates racing to mark
-//! one slot (one slow sample), and a slot claimed racing a transition (the old
-//! generation's slot never counted in the new window).
+//! one slot (one slow sample), a slot claimed racing a transition (the old
+//! generation's slot never counted in the new window), and a gate racing another call's
+//! return when the window trips only with both samples (it trips, once).
 //!
 //! # What it costs
 //!
