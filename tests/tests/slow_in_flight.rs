@@ -296,3 +296,26 @@ fn every_window_storage_can_be_watched() {
     drop(hung_ring);
     assert_eq!((time.observer().window().out(), ring.observer().window().out()), (0, 0));
 }
+
+/// A single-owner `Breaker` has no gate racing its calls: an `InFlight` storage there is
+/// its window only, and a call is timed when it is recorded.
+#[test]
+fn a_single_owner_breaker_times_calls_when_recorded() {
+    let mut b: breaker_core::Breaker<Windowed<InFlight<CallWindow, 4>>> =
+        breaker_core::Breaker::windowed(*policy(), Windowed::in_flight(CallWindow::new(), ()));
+    let out = b.try_acquire(ms(0)).unwrap();
+    // 2 s later, another call: the one out is not counted at this gate.
+    let other = b.try_acquire(ms(2_000)).unwrap();
+    assert_eq!(b.window_stats(ms(2_000)).map(|s| s.calls), Some(0));
+    b.record(other, Outcome::Success, ms(2_000));
+    b.record_timed(out, Outcome::Success, ms(0), ms(2_000));
+    assert_eq!(
+        b.window_stats(ms(2_000)),
+        Some(WindowStats {
+            calls: 2,
+            failures: 0,
+            slow: 1
+        })
+    );
+    assert_eq!(b.observer().window().out(), 0);
+}
