@@ -11,12 +11,12 @@ use crate::padded::Padded;
 #[cfg(not(target_os = "none"))]
 use crate::padded::{skip_slot, SKIP_SLOTS};
 use crate::window::{self, Pushed, WindowStats, WindowStore, Windowed};
-mod watch;
-
 use crate::{
     CallError, Classify, Clock, Counters, Duration, Instant, Observer, Outcome, Phase, Policy, PolicyError, Reason,
     RefusalReason, Refused, State, TransitionCounts, Verdict,
 };
+
+mod watch;
 
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
 ///
