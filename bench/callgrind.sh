@@ -91,6 +91,8 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ours-window-ring-dirty
         recloser-rate-1000
         ours-window-time60
+        ours-window-slow
+        ours-window-inflight
         replicas-local
         replicas-redis
         shapes
@@ -270,7 +272,7 @@ more "Guarded over the bare bus" hal-guarded hal-bare
 more "Guarded over the breaker by hand" hal-guarded hal-by-hand
 more "a DeviceBreakers<4> lookup (4th address)" hal-table hal-guarded
 # The failure-rate window: what recording each call costs over the consecutive breaker.
-for c in ours-window-calls ours-window-dirty ours-window-time ours-window-ring ours-window-ring-dirty ours-window-time60; do
+for c in ours-window-calls ours-window-dirty ours-window-time ours-window-ring ours-window-ring-dirty ours-window-time60 ours-window-slow ours-window-inflight; do
     [[ -n ${PER_CALL[$c]:-} && -n ${PER_CALL[ours-closed]:-} ]] || continue
     awk -v c="$c" -v x="${PER_CALL[$c]}" -v y="${PER_CALL[ours-closed]}" \
         'BEGIN { printf "- window, %s: %.2f instructions, %+.2f over ours-closed\n", c, x, x - y }'

@@ -133,10 +133,10 @@ for f in "" std macros state-file anyhow serde tower tracing metrics embassy-tim
     cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}
 done
 
-step "loom model checks: the shared breaker, its failure-rate window, the fallback chain's one probe, the transition history, the keyed table, the live policy, the retry budget"
+step "loom model checks: the shared breaker, its failure-rate window, its in-flight slots, the fallback chain's one probe, the transition history, the keyed table, the live policy, the retry budget"
 RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p breaker-core --release \
     --test loom --test loom_window --test loom_chain --test loom_history --test loom_keyed --test loom_live \
-    --test loom_retry_budget
+    --test loom_retry_budget --test loom_inflight
 
 # ---- fuzzing ----------------------------------------------------------------------------
 # Seven targets at 35 s each: about four minutes of fuzzing in all.

@@ -95,8 +95,8 @@ pub use timeline::Timeline;
 #[cfg(feature = "tracing")]
 pub use tracing_log::TracingLog;
 pub use window::{
-    Bucket, CallRing, CallWindow, TimeWindow, Window, WindowSize, WindowSnapshot, WindowStats, WindowStore, Windowed,
-    MAX_BUCKET_CALLS, MAX_RING_CALLS, MAX_WINDOW_BUCKETS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME, WINDOW_BUCKETS,
+    Bucket, CallRing, CallWindow, InFlight, TimeWindow, Window, WindowSize, WindowSnapshot, WindowStats, WindowStore,
+    Windowed, MAX_BUCKET_CALLS, MAX_RING_CALLS, MAX_WINDOW_BUCKETS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME, WINDOW_BUCKETS,
 };
 pub use word::{WordOp, WordStep, WordTicket};
 

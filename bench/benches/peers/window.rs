@@ -20,12 +20,17 @@
 //!   last 1000 calls;
 //! * `ours-window-time60`: a time window of 60 s in 60 buckets (`TimeWindow<60>`): every
 //!   call reads sixty buckets.
+//! * `ours-window-slow`, `ours-window-inflight`: the count window of 20 with a slow-call
+//!   rule (every call timed, two clock reads), steady, without and with eight in-flight
+//!   slots (`InFlight<CallWindow, 8>`: the gate scans the slots, the call claims one and
+//!   frees it): what catching slow calls while still out costs a closed call.
 
 use std::hint::black_box;
 use std::time::Duration as StdDuration;
 
 use breaker_core::{
-    CallRing, CallWindow, Clock, Duration, Observer, Policy, SharedBreaker, StdClock, TimeWindow, WindowSize, Windowed,
+    CallRing, CallWindow, Clock, Duration, InFlight, Observer, Policy, SharedBreaker, StdClock, TimeWindow, WindowSize,
+    Windowed,
 };
 use failsafe::CircuitBreaker as _;
 
@@ -45,7 +50,13 @@ static RING_POLICY: Policy =
 static MINUTE_POLICY: Policy =
     Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(60)), Duration::from_secs(30)).with_min_calls(10);
 
+/// As `COUNT_POLICY`, with a slow-call rule: 80 % of calls longer than 2 s.
+static SLOW_POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(20), Duration::from_secs(30))
+    .with_min_calls(10)
+    .with_slow_calls(Duration::from_secs(2), 80);
+
 type CountBreaker = SharedBreaker<Windowed<CallWindow>>;
+type WatchedBreaker = SharedBreaker<Windowed<InFlight<CallWindow, 8>>>;
 type TimeBreaker = SharedBreaker<Windowed<TimeWindow>>;
 type RingBreaker = SharedBreaker<Windowed<CallRing>>;
 type MinuteBreaker = SharedBreaker<Windowed<TimeWindow<60>>>;
@@ -54,6 +65,14 @@ type FailsafeRate =
 
 fn new_count() -> CountBreaker {
     SharedBreaker::windowed(&COUNT_POLICY, Windowed::calls(()))
+}
+
+fn new_slow() -> CountBreaker {
+    SharedBreaker::windowed(&SLOW_POLICY, Windowed::calls(()))
+}
+
+fn new_watched() -> WatchedBreaker {
+    SharedBreaker::windowed(&SLOW_POLICY, Windowed::in_flight(CallWindow::new(), ()))
 }
 
 fn new_time() -> TimeBreaker {
@@ -180,6 +199,24 @@ fn timed_dirty<O: Observer>(b: &SharedBreaker<O>, n: u64, what: &str) -> StdDura
 
 fn run_window_dirty(n: u64) -> StdDuration {
     timed_dirty(&new_count(), n, "ours, dirty count window")
+}
+
+fn run_window_slow(n: u64) -> StdDuration {
+    let b = new_slow();
+    loop_windowed(&b, &StdClock, 20);
+    let b = black_box(&b);
+    timed(n, Expect::AllOk, "ours, count window, slow-call rule", || {
+        loop_windowed(b, &StdClock, n)
+    })
+}
+
+fn run_window_inflight(n: u64) -> StdDuration {
+    let b = new_watched();
+    loop_windowed(&b, &StdClock, 20);
+    let b = black_box(&b);
+    timed(n, Expect::AllOk, "ours, count window, in-flight slots", || {
+        loop_windowed(b, &StdClock, n)
+    })
 }
 
 fn run_window_time(n: u64) -> StdDuration {
@@ -326,6 +363,18 @@ pub const CASES: &[Case] = &[
         label: "breaker-core, time window (60 s, 60 buckets)",
         group: Group::Closed,
         run: run_window_time60,
+    },
+    Case {
+        key: "ours-window-slow",
+        label: "breaker-core, count window (20 calls), slow-call rule, steady",
+        group: Group::Closed,
+        run: run_window_slow,
+    },
+    Case {
+        key: "ours-window-inflight",
+        label: "breaker-core, count window (20 calls), slow-call rule, 8 in-flight slots",
+        group: Group::Closed,
+        run: run_window_inflight,
     },
     Case {
         key: "ours-window-calls-2t",

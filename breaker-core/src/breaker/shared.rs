@@ -16,6 +16,8 @@ use crate::{
     RefusalReason, Refused, State, TransitionCounts, Verdict,
 };
 
+mod watch;
+
 /// A circuit breaker shared between threads, interrupt handlers and async tasks.
 ///
 /// Its whole state is one 64-bit word, updated by compare-and-swap, so exactly one caller
@@ -764,6 +766,9 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
     /// probe slot. The returned permit is a guard: dropped without an outcome, a probe
     /// counts as failed at that moment and any other call as neutral.
     pub fn try_acquire<'a, C: Clock>(&'a self, clock: &'a C) -> Result<Permit<'a, C, O, P, S>, Refused> {
+        if let Some(window) = self.watched() {
+            return self.try_acquire_watched(window, clock);
+        }
         let ticket = self.acquire_ticket(clock)?;
         Ok(Permit::new(self, clock, ticket))
     }
@@ -992,6 +997,9 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
+        if !window.slots().is_empty() {
+            return self.call_watched(window, clock, f, classify);
+        }
         let w = self.inner.word.load(Ordering::Acquire);
         let Some(ticket) = Core::hot_ticket(w) else {
             return self.call_windowed_gated(window, w, clock, f, classify);
@@ -1481,6 +1489,8 @@ pub struct Permit<
     clock: &'a C,
     ticket: Ticket,
     answered: bool,
+    /// The in-flight slot its call holds ([`window::NO_SLOT`] for none).
+    slot: u8,
 }
 
 impl<C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> fmt::Debug for Permit<'_, C, O, P, S> {
@@ -1499,6 +1509,7 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Permit<'
             clock,
             ticket,
             answered: false,
+            slot: window::NO_SLOT,
         }
     }
 
@@ -1518,6 +1529,9 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Permit<'
 
     /// Reports the call's outcome.
     pub fn record(mut self, outcome: Outcome) {
+        if self.holds_slot() {
+            return self.record_watched(outcome, None);
+        }
         self.answered = true;
         self.breaker.report(self.ticket, outcome, self.clock);
     }
@@ -1527,6 +1541,9 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Permit<'
     /// success that took longer than its duration counts as slow. [`Permit::record`]
     /// counts every success as not slow; [`SharedBreaker::call`] times its calls itself.
     pub fn record_timed(mut self, outcome: Outcome, started: Instant) {
+        if self.holds_slot() {
+            return self.record_watched(outcome, Some(started));
+        }
         match window::of_store(&self.breaker.observer, &self.breaker.inner.policy) {
             Some(window) => {
                 self.answered = true;
@@ -1558,6 +1575,9 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Permit<'
 
 impl<C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Drop for Permit<'_, C, O, P, S> {
     fn drop(&mut self) {
+        if self.holds_slot() {
+            self.drop_watched();
+        }
         if !self.answered {
             self.breaker.abandon(self.ticket, self.clock);
         }

@@ -139,6 +139,95 @@
 //! assert_eq!(UPSTREAM.window_stats(Instant::ZERO).map(|s| s.calls), Some(1));
 //! ```
 //!
+//! # Slow calls caught while still out
+//!
+//! A slow-call rule times a call when it returns: a dependency that hangs returns late or
+//! never, and its calls are counted only then. With *in-flight slots*, a
+//! [`SharedBreaker`](crate::SharedBreaker) counts a call that passes the slow-call
+//! duration while still out as slow *from that moment*, so the breaker of a hung
+//! dependency opens, at the moment the slow-call rate is reached, while the hung calls are
+//! still out (resilience4j times calls only when they end). The storage says so:
+//! [`Windowed::in_flight`] pairs a window with `K` slots ([`InFlight<W, K>`](InFlight),
+//! fixed memory, one atomic word per slot).
+//!
+//! ```
+//! use breaker_core::{CallWindow, Clock, Duration, InFlight, Instant, ManualClock, Outcome, Phase, Policy, SharedBreaker, WindowSize, Windowed};
+//!
+//! static POLICY: Policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(30))
+//!     .with_min_calls(5)
+//!     .with_slow_calls(Duration::from_secs(1), 50);
+//! static UPSTREAM: SharedBreaker<Windowed<InFlight<CallWindow, 8>>> =
+//!     SharedBreaker::windowed(&POLICY, Windowed::in_flight(CallWindow::new(), ()));
+//! static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+//!
+//! // Five calls go out and hang.
+//! let hung: Vec<_> = (0..5).map(|_| UPSTREAM.try_acquire(&CLOCK).unwrap()).collect();
+//! CLOCK.set(Instant::from_millis(1_001));
+//! // The next gate check counts all five slow (5 of 5): the breaker opens, and refuses.
+//! assert!(UPSTREAM.try_acquire(&CLOCK).is_err());
+//! assert_eq!(UPSTREAM.phase(CLOCK.now()), Phase::Open);
+//! // When they return at last, they are stale: nothing is counted twice.
+//! for p in hung {
+//!     p.record_timed(Outcome::Success, Instant::ZERO);
+//! }
+//! ```
+//!
+//! The rules:
+//!
+//! - **Which calls are watched.** Closed-state calls let through by the shared breaker's
+//!   own gate ([`SharedBreaker::try_acquire`](crate::SharedBreaker::try_acquire),
+//!   [`call`](crate::SharedBreaker::call) and its forms, `call_or_else`), of a policy with
+//!   a slow-call rule. A call claims a free slot when it is let through, holding its
+//!   start (the gate's clock reading) and its permit's generation, and frees it when it
+//!   returns (its permit answered or dropped; a panic in `call` drops it too). Without a
+//!   slow-call rule no slot is used, nor by a call that shadow mode lets through where the
+//!   live breaker would refuse it.
+//! - **The gate.** Every gate check of such a breaker reads the clock and, while closed,
+//!   scans the slots before deciding: each call of the current generation out *longer*
+//!   than the slow-call duration and not counted yet is marked counted (one
+//!   compare-and-swap: of two gates racing, one counts it) and pushed into the window as
+//!   a slow sample, and the window is judged after each, by the same generation-guarded
+//!   trip as any sample. A gate whose scan trips the breaker refuses its own call.
+//! - **One sample per call.** A call counted slow while out has had its sample: when it
+//!   returns, whatever it answers, the window takes nothing more from it. A success adds
+//!   nothing; a failure adds no failure sample (the window saw it hang: it stays a slow
+//!   call, in the slow-call rate only, whether or not the policy counts slow failures:
+//!   a sample cannot be changed once in the window, where every later sample moves it
+//!   along, and a second sample would count the call twice);
+//!   a permit dropped unanswered leaves the slow sample. The machine's part is as for any
+//!   call: a trip verdict still trips at once, and the counters
+//!   ([`SharedBreaker::counters`](crate::SharedBreaker::counters)) count its outcome. A
+//!   call that returns before any gate saw it slow takes its own sample as without slots:
+//!   timed by `call` and [`Permit::record_timed`](crate::SharedPermit::record_timed), not
+//!   by [`Permit::record`](crate::SharedPermit::record). Which of the two happens is settled on its slot: the gate's
+//!   compare-and-swap and the returning call's swap cannot both win.
+//! - **A slot shortage.** A call that finds no free slot is not watched while out: it is
+//!   timed when it returns, as without slots. `K` is the number of calls out that can be
+//!   watched at once; the gate reads all `K` slots on every check.
+//! - **Probes** are not window samples, so they hold no slot: a probe that hangs is the
+//!   probe lease's business ([`Policy::with_probe_lease`]), as without slots.
+//! - **Transitions.** Every transition clears the window (a new generation); the slots
+//!   are not cleared: a slot of an ended generation is ignored by the gate, and freed by
+//!   its own call when it returns (as a stale permit, not a sample). Until then it is not
+//!   free: calls out across a transition take slots from the new generation's calls. A
+//!   call let through as the breaker leaves the closed state may claim a slot in the
+//!   generation that ended: the same.
+//! - **Cost.** Only a breaker whose storage has slots pays: its gate reads the clock,
+//!   scans `K` words, and a closed call claims and frees a slot (a compare-and-swap and a
+//!   swap); its calls go through a permit. A windowed breaker without slots, and every
+//!   breaker without a window, run the same instructions as before.
+//! - **Which breaker.** A single-owner [`Breaker`] has no gate racing its calls: it keeps
+//!   its window as without slots (an `InFlight` storage there is only its window), and
+//!   times each call when it is recorded. The composites that hold a shared breaker
+//!   through their own tickets (the tower service, a chain, the retry ladder) are not
+//!   watched either: their calls are timed when they return.
+//!
+//! The loom model checks (`breaker-core/tests/loom_inflight.rs`) run a gate marking a
+//! slot racing that call's own return (one sample, exactly), two gates racing to mark
+//! one slot (one slow sample), a slot claimed racing a transition (the old
+//! generation's slot never counted in the new window), and a gate racing another call's
+//! return when the window trips only with both samples (it trips, once).
+//!
 //! # What it costs
 //!
 //! Consecutive strikes stay the default and keep their code: the windowed paths are chosen
@@ -221,6 +310,7 @@
 //!   reached again at exactly that distance would be read as current.
 
 mod calls;
+mod inflight;
 mod ring;
 mod rule;
 mod time;
@@ -228,6 +318,8 @@ mod time;
 use core::fmt;
 
 pub use calls::CallWindow;
+pub use inflight::InFlight;
+pub(crate) use inflight::{claim, overdue, release, NO_SLOT};
 pub use ring::CallRing;
 pub use rule::{
     Window, WindowSize, MAX_BUCKET_CALLS, MAX_RING_CALLS, MAX_WINDOW_BUCKETS, MAX_WINDOW_CALLS, MIN_WINDOW_TIME,
@@ -391,6 +483,12 @@ pub(crate) mod sealed {
         /// Takes `saved` as the window of generation `gen` at `now` (empty if `saved` is of
         /// another kind).
         fn load(&self, rule: &Window, gen: u16, saved: &WindowSnapshot, now: Instant);
+        /// The in-flight slots a shared breaker's gate watches (none but an
+        /// [`InFlight`](super::InFlight)'s).
+        #[inline(always)]
+        fn slots(&self) -> &[crate::atomic::AtomicU64] {
+            &[]
+        }
     }
 
     /// The kind of window a storage type holds, for the constructors' checks.
@@ -401,7 +499,8 @@ pub(crate) mod sealed {
 }
 
 /// The storage of a windowed breaker's samples: [`CallWindow`], [`CallRing`] or
-/// [`TimeWindow`]. Sealed: only those implement it. A breaker reaches its window through
+/// [`TimeWindow`], alone or with in-flight slots ([`InFlight`]). Sealed: only those
+/// implement it. A breaker reaches its window through
 /// [`Observer::window`], which [`Windowed`] answers.
 pub trait WindowStore: sealed::Store {}
 
@@ -510,6 +609,42 @@ impl<const B: usize, O> Windowed<TimeWindow<B>, O> {
     pub fn time_buckets(observer: O) -> Self {
         Windowed {
             window: TimeWindow::new(),
+            observer,
+        }
+    }
+}
+
+impl<W: WindowStore + sealed::Kind, const K: usize, O> Windowed<InFlight<W, K>, O> {
+    /// `window` (an empty [`CallWindow`], [`CallRing`] or [`TimeWindow`]) with `K` in-flight
+    /// slots, beside `observer`: a [`SharedBreaker`](crate::SharedBreaker) whose policy has
+    /// a slow-call rule then counts a call out longer than the slow-call duration as slow
+    /// while it is still out, at its gate (see "Slow calls caught while still out" above).
+    /// `K`, 1 to 254 (a compile error otherwise, in a `static`), is how many calls out can
+    /// be watched at once; the type says it (`Windowed<InFlight<CallWindow, 16>>`), or takes
+    /// the default of 8 (`Windowed<InFlight>`).
+    ///
+    /// ```
+    /// use breaker_core::{Duration, InFlight, Policy, SharedBreaker, TimeWindow, WindowSize, Windowed};
+    ///
+    /// static POLICY: Policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(30))
+    ///     .with_slow_calls(Duration::from_secs(2), 80);
+    /// static UPSTREAM: SharedBreaker<Windowed<InFlight<TimeWindow, 32>>> =
+    ///     SharedBreaker::windowed(&POLICY, Windowed::in_flight(TimeWindow::new(), ()));
+    /// # let _ = &UPSTREAM;
+    /// ```
+    #[cfg(not(loom))]
+    pub const fn in_flight(window: W, observer: O) -> Self {
+        Windowed {
+            window: InFlight::new(window),
+            observer,
+        }
+    }
+
+    /// `window` with `K` in-flight slots beside `observer` (not `const` under loom).
+    #[cfg(loom)]
+    pub fn in_flight(window: W, observer: O) -> Self {
+        Windowed {
+            window: InFlight::new(window),
             observer,
         }
     }
