@@ -120,7 +120,25 @@ impl<const N: usize, O: Observer, S: CountStore> DeviceBreakers<N, O, S> {
     /// If an address does not fit 7 bits or is listed twice, or the table lists no
     /// address: in a `static`, a compile error. See [`DeviceBreakers::try_new`] for tables
     /// built at run time.
+    #[cfg(not(loom))]
     pub const fn new(addresses: [u8; N], breakers: [SharedBreaker<O, &'static Policy, S>; N]) -> Self {
+        match check(&addresses) {
+            Ok(()) => DeviceBreakers {
+                addresses,
+                slots: slots::<N>(&addresses),
+                table: KeyedBreakers::new(breakers).listing(&keys(&addresses)),
+            },
+            // A `const` panic needs a literal message per case to show it at compile time.
+            Err(DeviceTableError::NotSevenBit { .. }) => {
+                panic!("an I2C device address must fit 7 bits (0x00 to 0x7f)")
+            }
+            Err(DeviceTableError::Duplicate { .. }) => panic!("an I2C device address is listed twice"),
+        }
+    }
+
+    /// [`DeviceBreakers::new`] (not `const` under loom).
+    #[cfg(loom)]
+    pub fn new(addresses: [u8; N], breakers: [SharedBreaker<O, &'static Policy, S>; N]) -> Self {
         match check(&addresses) {
             Ok(()) => DeviceBreakers {
                 addresses,
