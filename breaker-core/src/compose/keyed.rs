@@ -424,6 +424,11 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         let mut i = Self::home(key);
         for _ in 0..N {
             let mut w = self.slots[i].load(Ordering::Acquire);
+            // A hit first: the key, ready (one mask and compare).
+            if w & KEY_AND_STATE == ready {
+                self.touch(i);
+                return Ok((i, w));
+            }
             if w == EMPTY {
                 // A free slot: the key takes it with one compare-and-swap (its breaker is
                 // fresh: nothing to reset). Slots never become free again, so every
@@ -436,12 +441,13 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
                     Err(actual) => w = actual,
                 }
             }
+            if w & KEY_AND_STATE == ready {
+                // Taken by this very key an instant ago (the compare-and-swap above lost).
+                self.touch(i);
+                return Ok((i, w));
+            }
             if key_of(w) == key {
-                if w & STATE_MASK == READY {
-                    self.touch(i);
-                    return Ok((i, w));
-                }
-                return Err(TableError::Busy);
+                return Err(TableError::Busy); // being placed by an eviction
             }
             i += 1;
             if i == N {
@@ -660,6 +666,25 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountSt
         (self.slot != UNGUARDED && self.table.slots[i].load(Ordering::Acquire) == self.word).then_some(i)
     }
 
+    /// [`CircuitBreaker::enter`] for an entry whose key was evicted while its gate ran:
+    /// the decision was another key's, and a probe it took is given back unjudged; then
+    /// the key is looked up again and its gate asked (off the hot path).
+    #[cold]
+    #[inline(never)]
+    fn enter_evicted<C: Clock>(
+        &mut self,
+        decision: Result<Ticket, Refused>,
+        clock: &C,
+    ) -> Result<KeyedTicket, Refused> {
+        if let Ok(ticket) = decision {
+            if ticket.probe {
+                self.table.breakers[self.slot as usize].report(ticket, Outcome::NEUTRAL, clock);
+            }
+        }
+        *self = self.table.entry(K::from_bits(self.key));
+        self.enter(clock)
+    }
+
     /// Looks the key up again if it was evicted since this entry was handed out.
     fn refresh(&mut self) {
         if self.slot != UNGUARDED && self.current().is_none() {
@@ -693,39 +718,25 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
 {
     type Ticket = KeyedTicket;
 
-    #[inline]
+    #[inline(always)]
     fn enter<C: Clock>(&mut self, clock: &C) -> Result<KeyedTicket, Refused> {
-        loop {
-            if self.slot == UNGUARDED {
-                return Ok(KeyedTicket {
-                    ticket: Ticket { gen: 0, probe: false },
-                    slot: UNGUARDED,
-                    word: 0,
-                });
-            }
-            let i = self.slot as usize;
-            let breaker = &self.table.breakers[i];
-            let decision = breaker.acquire_ticket(clock);
-            // The slot's word after the gate: unchanged, the decision was this key's (an
-            // eviction resets the breaker after it changes the word, so a gate that saw
-            // the reset sees the change here).
-            if self.table.slots[i].load(Ordering::Acquire) == self.word {
-                let word = self.word;
-                return decision.map(|ticket| KeyedTicket {
-                    ticket,
-                    slot: self.slot,
-                    word,
-                });
-            }
-            // Evicted meanwhile: the decision was another key's; a probe taken is given
-            // back unjudged. Then the key is looked up again.
-            if let Ok(ticket) = decision {
-                if ticket.probe {
-                    breaker.report(ticket, Outcome::NEUTRAL, clock);
-                }
-            }
-            *self = self.table.entry(K::from_bits(self.key));
+        if self.slot == UNGUARDED {
+            return Ok(KeyedTicket {
+                ticket: Ticket { gen: 0, probe: false },
+                slot: UNGUARDED,
+                word: 0,
+            });
         }
+        let i = self.slot as usize;
+        let decision = self.table.breakers[i].acquire_ticket(clock);
+        // The slot's word after the gate: unchanged, the decision was this key's (an
+        // eviction resets the breaker after it changes the word, so a gate that saw the
+        // reset sees the change here).
+        if self.table.slots[i].load(Ordering::Acquire) == self.word {
+            let (slot, word) = (self.slot, self.word);
+            return decision.map(|ticket| KeyedTicket { ticket, slot, word });
+        }
+        self.enter_evicted(decision, clock)
     }
 
     #[inline]
