@@ -121,7 +121,11 @@ echo "redis-server on 127.0.0.1:$REDIS_PORT"
 export BREAKER_PROMETHEUS="$(command -v prometheus)"
 export BREAKER_PROMETHEUS_REQUIRED=1
 
-step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis and Prometheus tests on real servers; the status page in headless Chromium)"
+# The bounded soak (`tests/tests/redis_soak.rs`: replica processes behind random faults)
+# runs this long, from a seed it prints (`BREAKER_SOAK_SEED` replays one).
+export BREAKER_SOAK_SECONDS="${BREAKER_SOAK_SECONDS:-60}"
+
+step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis and Prometheus tests on real servers, the bounded soak of replicas behind random faults ($BREAKER_SOAK_SECONDS s); the status page in headless Chromium)"
 cargo test --workspace --features demos/state-file
 
 # The line above builds every crate with the features any crate of the workspace turns
