@@ -29,7 +29,7 @@ pub const PROBE_MS: u64 = 10;
 
 /// The last stretch of the run, in milliseconds: no fault, the upstream healthy and never
 /// failing, so that every replica is back on Redis and every breaker closed at the end.
-pub const CALM_MS: i64 = 8_000;
+pub const CALM_MS: i64 = 10_000;
 
 /// A period of the upstream's health, in milliseconds.
 pub const PERIOD_MS: i64 = 1_500;

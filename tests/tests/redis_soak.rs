@@ -186,11 +186,11 @@ fn seed() -> u64 {
     }
 }
 
-/// The run's length: `BREAKER_SOAK_SECONDS` (at least 15: the calm stretch is 8), 60 by
+/// The run's length: `BREAKER_SOAK_SECONDS` (at least 20: the calm stretch is 10), 60 by
 /// default.
 fn run_ms() -> i64 {
     let secs: i64 = std::env::var("BREAKER_SOAK_SECONDS").map_or(60, |s| s.parse().expect("a number of seconds"));
-    secs.max(15) * 1_000
+    secs.max(20) * 1_000
 }
 
 fn rel(start: u32) -> i64 {
