@@ -5,7 +5,7 @@
 # `scripts/test.sh` runs it; it takes a few minutes (see docs/testing.md).
 #
 #   bash scripts/features.sh            # every crate
-#   bash scripts/features.sh core       # breaker-core only (also: embedded, redis, macros)
+#   bash scripts/features.sh core       # breaker-core only (also: embedded, redis, macros, demos)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -138,6 +138,15 @@ if [ "$which_crates" = all ] || [ "$which_crates" = macros ]; then
     step "breaker-macros alone: unit tests and doctests"
     cargo test -q -p breaker-macros --lib
     cargo test -q -p breaker-macros --doc
+fi
+
+# The demos (not published; their one feature is the quota demo's state file): their
+# examples and tests alone, without the feature and with it.
+if [ "$which_crates" = all ] || [ "$which_crates" = demos ]; then
+    check_coverage demos/Cargo.toml state-file
+    step "demos alone: examples and tests, without state-file, then with it"
+    cargo test -q -p demos
+    cargo test -q -p demos --features state-file
 fi
 
 step "feature matrix passed in $((SECONDS - started)) s"
