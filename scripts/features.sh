@@ -111,6 +111,13 @@ LOG="$(mktemp)"
 trap 'rm -f "$LOG"' EXIT
 
 which_crates="${1:-all}"
+case "$which_crates" in
+    all | core | embedded | redis | macros | demos) ;;
+    *)
+        echo "usage: bash scripts/features.sh [all|core|embedded|redis|macros|demos]" >&2
+        exit 2
+        ;;
+esac
 started=$SECONDS
 
 if [ "$which_crates" = all ] || [ "$which_crates" = core ]; then
