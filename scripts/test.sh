@@ -121,13 +121,21 @@ echo "redis-server on 127.0.0.1:$REDIS_PORT"
 export BREAKER_PROMETHEUS="$(command -v prometheus)"
 export BREAKER_PROMETHEUS_REQUIRED=1
 
-step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis and Prometheus tests on real servers; the status page in headless Chromium)"
+# The bounded soak (`tests/tests/redis_soak.rs`: replica processes behind random faults)
+# runs this long, from a seed it prints (`BREAKER_SOAK_SEED` replays one).
+export BREAKER_SOAK_SECONDS="${BREAKER_SOAK_SECONDS:-60}"
+
+step "cargo test --workspace (unit, integration, property, trybuild, doctests; Redis and Prometheus tests on real servers, the bounded soak of replicas behind random faults ($BREAKER_SOAK_SECONDS s); the status page in headless Chromium)"
 cargo test --workspace --features demos/state-file
 
-# breaker-core's dev-dependency on itself turns on every feature that builds on a host, so
-# the line above runs the unit tests behind them; what it cannot show is that each feature
-# also builds alone, without the others it usually comes with. (`defmt` and the
-# `portable-atomic` ones build for the thumb targets below.)
+# The line above builds every crate with the features any crate of the workspace turns
+# on. Each feature set on purpose: every library crate's own tests and doctests under each
+# feature alone (scripts/features.sh, a few minutes), and each host feature of
+# breaker-core built alone, outside a test build. (`defmt` and the `portable-atomic` ones
+# build for the thumb targets below.)
+step "the feature matrix: each crate's own tests under each feature alone"
+bash scripts/features.sh
+
 step "breaker-core: each host feature alone"
 for f in "" std macros state-file anyhow serde tower tracing metrics embassy-time rtic-time embedded-hal svg; do
     cargo check -p breaker-core --lib --no-default-features ${f:+--features "$f"}

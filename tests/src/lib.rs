@@ -5,8 +5,8 @@
 //! ([`differential`]), the number of cases a property test runs ([`cases`]),
 //! the private Redis server the Redis tests start ([`redis_server`]), the fault-injecting
 //! proxy they put in front of it ([`fault_proxy`]), the scenario of the replica
-//! processes ([`replica`]) and the states the state-file writer process saves
-//! ([`state_file`]).
+//! processes ([`replica`]) and of the soak's ([`soak`]), and the states the state-file
+//! writer process saves ([`state_file`]).
 #![doc = include_str!("../../README.md")]
 
 pub mod differential;
@@ -16,6 +16,7 @@ pub mod guide;
 pub mod model;
 pub mod redis_server;
 pub mod replica;
+pub mod soak;
 pub mod state_file;
 
 /// How many cases a property test runs: `default`, or fewer if the `PROPTEST_CASES`

@@ -89,3 +89,20 @@ fn finagles_retry_budget_as_documented() {
     );
     assert_eq!(RetryBudget::BUCKETS, 10);
 }
+
+/// `breaker_redis::Config::new` (and its `Default`): "The defaults: 100 ms timeout, 100 ms
+/// refresh, 1 s between reconnection attempts, log lines on stderr, Redis's `TIME` followed
+/// through `StdClock`"; `docs/redis.md` and the crate's README: a trip reaches the other
+/// replicas within `Config::trip_bound()`, "300 ms by default". (The log's destination is
+/// not observable from here: the settings are, through `Debug`.)
+#[test]
+fn a_redis_link_waits_100_ms_reads_every_100_ms_retries_every_second_on_redis_time() {
+    use breaker_redis::Config;
+    for config in [Config::new(), Config::default()] {
+        assert_eq!(
+            format!("{config:?}"),
+            r#"Config { timeout: 100ms, refresh: 100ms, retry: 1s, time: "redis TIME", .. }"#
+        );
+        assert_eq!(config.trip_bound(), std::time::Duration::from_millis(300));
+    }
+}
