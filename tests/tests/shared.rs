@@ -343,3 +343,63 @@ fn fast_path_refusals_count_every_skip_of_one_caller_at_a_time() {
     });
     assert_eq!(b.counters().skips, 2_000);
 }
+
+/// The three storages of counters run one machine: the same script through each makes the
+/// same states and the same counts, but a `Lean` one keeps only the first five (the rest
+/// read zero, and it counts no calls even when its policy asks, and says so).
+#[test]
+fn every_storage_of_counters_runs_the_same_machine() {
+    use breaker_core::counts::{Lean, Spread};
+    use breaker_core::{CircuitBreaker, Counters, ManualClock, Policy};
+    static POLICY: Policy = Policy::new(2, Duration::from_secs(10)).counting_calls();
+    let packed: SharedBreaker = SharedBreaker::new(&POLICY);
+    let lean = SharedBreaker::lean(&POLICY);
+    let spread = SharedBreaker::spread(&POLICY).shadowed();
+    spread.set_shadow(false);
+    let clock = ManualClock::new(Instant::ZERO);
+    let script = |call: &mut dyn FnMut(bool) -> Result<u32, CallError<std::io::Error>>| {
+        let mut seen = Vec::new();
+        for fail in [false, true, true, false, false] {
+            seen.push(call(fail).map_err(|e| matches!(e, CallError::Refused(_))));
+        }
+        seen
+    };
+    let step = |fail: bool| {
+        if fail {
+            Err(std::io::Error::other("down"))
+        } else {
+            Ok(7)
+        }
+    };
+    let a = script(&mut |f| packed.call(&clock, || step(f)));
+    let b = script(&mut |f| lean.call(&clock, || step(f)));
+    let c = script(&mut |f| spread.call(&clock, || step(f)));
+    assert_eq!(a, [Ok(7), Err(false), Err(false), Err(true), Err(true)]);
+    assert_eq!((&a, &a), (&b, &c));
+    clock.advance(Duration::from_secs(10));
+    assert_eq!(packed.call(&clock, || step(false)).unwrap(), 7); // the probe closes it
+    assert_eq!(lean.call(&clock, || step(false)).unwrap(), 7);
+    assert_eq!(spread.call(&clock, || step(false)).unwrap(), 7);
+    let (p, l, s) = (packed.counters(), lean.counters(), spread.counters());
+    assert_eq!(p, s);
+    let five = |c: Counters| (c.failures, c.skips, c.trips, c.probes, c.lease_expiries);
+    assert_eq!(five(p), (2, 2, 1, 1, 0));
+    assert_eq!(five(l), five(p));
+    assert_eq!(
+        (p.calls, p.successes, p.probe_successes, p.transitions.closed_to_open),
+        (4, 2, 1, 1)
+    );
+    assert_eq!(
+        Counters {
+            failures: l.failures,
+            skips: l.skips,
+            trips: l.trips,
+            probes: l.probes,
+            lease_expiries: l.lease_expiries,
+            ..Counters::ZERO
+        },
+        l
+    );
+    assert!(CircuitBreaker::counts_calls(&&packed));
+    assert!(!CircuitBreaker::counts_calls(&&lean));
+}

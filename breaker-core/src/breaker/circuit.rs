@@ -446,6 +446,12 @@ macro_rules! shared_circuit_breaker {
             fn is_shadow(&self) -> bool {
                 SharedBreaker::is_shadow(self)
             }
+            /// Whether the policy counts every call and the storage of counters keeps
+            /// those counts (a [`Lean`](crate::counts::Lean) one does not).
+            #[inline]
+            fn counts_calls(&self) -> bool {
+                SharedBreaker::counting(self)
+            }
             #[inline(always)]
             fn call_classified<T, E, C: Clock>(
                 &mut self,

@@ -232,7 +232,7 @@ impl<O: Observer> SharedBreaker<O> {
     }
 }
 
-impl<O: Observer> SharedBreaker<O> {
+impl<O: Observer, S: CountStore> SharedBreaker<O, &'static Policy, S> {
     /// This breaker, closed and in [shadow mode](SharedBreaker#shadow-mode) from the start:
     /// for a `static`, which can be switched later with [`SharedBreaker::set_shadow`].
     /// `#[circuit_breaker(.., shadow)]` builds its breaker this way.
@@ -244,15 +244,17 @@ impl<O: Observer> SharedBreaker<O> {
     /// assert!(NEW_UPSTREAM.is_shadow());
     /// ```
     #[cfg(not(loom))]
-    pub const fn shadowed(mut self) -> SharedBreaker<O> {
-        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack_marked(self.inner.policy.counts_calls()));
+    pub const fn shadowed(mut self) -> Self {
+        let counting = <S as crate::counts::sealed::Store>::CALLS && self.inner.policy.counts_calls();
+        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack_marked(counting));
         self
     }
 
     /// [`SharedBreaker::shadowed`] (not `const` under loom).
     #[cfg(loom)]
-    pub fn shadowed(mut self) -> SharedBreaker<O> {
-        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack_marked(self.inner.policy.counts_calls()));
+    pub fn shadowed(mut self) -> Self {
+        let counting = <S as crate::counts::sealed::Store>::CALLS && self.inner.policy.counts_calls();
+        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack_marked(counting));
         self
     }
 }

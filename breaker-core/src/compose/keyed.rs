@@ -780,6 +780,13 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
     fn counters(&self) -> Counters {
         self.breaker().map_or(Counters::ZERO, SharedBreaker::counters)
     }
+
+    /// Whether the key's breaker counts every call (its policy asks, and its storage of
+    /// counters keeps those counts: a [`Lean`](crate::counts::Lean) one does not).
+    fn counts_calls(&self) -> bool {
+        let i = if self.slot == UNGUARDED { 0 } else { self.slot as usize };
+        self.table.breakers[i].counting()
+    }
 }
 
 impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> KeyedBreakers<K, N, O, P, S> {
