@@ -1,5 +1,5 @@
 //! How a breaker decides: trip count (or failure-rate window), cooldown, probe lease,
-//! probes to close, backoff.
+//! probes to close (or a half-open failure rate), backoff.
 
 use core::fmt;
 
@@ -8,7 +8,8 @@ use crate::Duration;
 
 /// The largest trip count: strikes are kept in 8 bits.
 pub const MAX_TRIP: u32 = 255;
-/// The most consecutive probe successes a policy may require to close.
+/// The most consecutive probe successes a policy may require to close, and the most probes
+/// a half-open failure rate may permit ([`Policy::with_half_open_rate`]).
 pub const MAX_PROBES: u32 = 15;
 /// The most re-opens the backoff counts; past it the cooldown stays where it is.
 pub const MAX_BACKOFF_STEP: u8 = 15;
@@ -48,6 +49,10 @@ pub struct Policy {
     half_open_calls: u8,
     /// [`Policy::with_half_open_rate`]'s failure rate in percent; 0 without the rule.
     half_open_rate: u8,
+    /// The probe failures that reach that rate, `ceil(rate * calls / 100)`, worked out
+    /// once here so that a step divides nothing (Cortex-M0 has no divide instruction);
+    /// 0 without the rule.
+    half_open_failures: u8,
     cooldown: Duration,
     max_cooldown: Duration,
     probe_lease: Duration,
@@ -204,7 +209,7 @@ impl Policy {
             w0,
             w1,
             w2,
-            self.half_open_calls as u32 | (self.half_open_rate as u32) << 8,
+            self.half_open_calls as u32 | (self.half_open_rate as u32) << 8 | (self.half_open_failures as u32) << 16,
         ]
     }
 
@@ -221,6 +226,7 @@ impl Policy {
             window: Window::from_words([w[4], w[5], w[6]]),
             half_open_calls: w[7] as u8,
             half_open_rate: (w[7] >> 8) as u8,
+            half_open_failures: (w[7] >> 16) as u8,
         }
     }
 
@@ -248,6 +254,7 @@ impl Policy {
             flags: 0,
             half_open_calls: 0,
             half_open_rate: 0,
+            half_open_failures: 0,
             cooldown,
             max_cooldown: cooldown,
             probe_lease: cooldown,
@@ -361,6 +368,7 @@ impl Policy {
         }
         self.half_open_calls = calls as u8;
         self.half_open_rate = percent as u8;
+        self.half_open_failures = (percent * calls).div_ceil(100) as u8;
         Ok(self)
     }
 
@@ -378,11 +386,10 @@ impl Policy {
     /// strike bits: `ceil(percent * calls / 100)` under a failure-rate rule, else 1 (the
     /// first failed probe re-opens, or with patient probation resets the streak).
     pub(crate) const fn probe_failures_to_open(&self) -> u32 {
-        let calls = self.half_open_calls as u32;
         if self.half_open_rate == 0 {
             1
         } else {
-            (self.half_open_rate as u32 * calls).div_ceil(100)
+            self.half_open_failures as u32
         }
     }
 
