@@ -493,21 +493,17 @@ impl<const ALL: bool> Builder<ALL> {
                     }
                 } else if fresh
                     && verdict == Verdict::Strike
-                    && u32::from(c.strikes()) + 1 < policy.probe_failures_to_open()
+                    && (policy.patient_streak() || u32::from(c.strikes()) + 1 < policy.probe_failures_to_open())
                 {
-                    // Half-open, judged by a failure rate that this failure does not
-                    // reach: counted (in the strike bits, unused in half-open).
+                    // Half-open, a strike that does not re-open. Patient: a blip costs the
+                    // streak, not the cooldown paid. Judged by a failure rate this failure
+                    // does not reach: counted (in the strike bits, unused in half-open).
                     self.note(Events::PROBE_FAILED);
-                    self.core.set_strikes(c.strikes() + 1);
-                    self.core.set_probe_out(false);
-                } else if fresh
-                    && verdict == Verdict::Strike
-                    && policy.patient_probation()
-                    && policy.half_open_rate().is_none()
-                {
-                    // Half-open, patient: a blip costs the streak, not the cooldown paid.
-                    self.note(Events::PROBE_FAILED);
-                    self.core.set_streak(0);
+                    if policy.patient_streak() {
+                        self.core.set_streak(0);
+                    } else {
+                        self.core.set_strikes(c.strikes() + 1);
+                    }
                     self.core.set_probe_out(false);
                 } else if fresh {
                     // Half-open: the probe failed.

@@ -41,18 +41,21 @@ pub const MAX_BACKOFF_STEP: u8 = 15;
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Policy {
     trip: u8,
-    probes_to_close: u8,
+    /// Half-open: the probe successes that close ([`Policy::probe_successes_to_close`]):
+    /// the probes to close, or under a half-open failure rate the successes after which
+    /// the probes left cannot reach it, worked out once here so that a step only loads it.
+    close_after: u8,
     backoff_multiplier: u8,
-    /// [`PATIENT`] and [`COUNT_CALLS`].
+    /// [`PATIENT`], [`COUNT_CALLS`] and [`HALF_OPEN_RATE`].
     flags: u8,
     /// [`Policy::with_half_open_rate`]'s permitted calls; 0 without the rule.
     half_open_calls: u8,
     /// [`Policy::with_half_open_rate`]'s failure rate in percent; 0 without the rule.
     half_open_rate: u8,
-    /// The probe failures that reach that rate, `ceil(rate * calls / 100)`, worked out
-    /// once here so that a step divides nothing (Cortex-M0 has no divide instruction);
-    /// 0 without the rule.
-    half_open_failures: u8,
+    /// Half-open: the probe failures that re-open ([`Policy::probe_failures_to_open`]):
+    /// 1 without the rule, else `ceil(rate * calls / 100)`, worked out once here so that
+    /// a step divides nothing (Cortex-M0 has no divide instruction) and only loads it.
+    open_after: u8,
     cooldown: Duration,
     max_cooldown: Duration,
     probe_lease: Duration,
@@ -65,6 +68,9 @@ pub struct Policy {
 const PATIENT: u8 = 1;
 /// [`Policy::counting_calls`]'s bit of `Policy::flags`.
 const COUNT_CALLS: u8 = 1 << 1;
+/// [`Policy::with_half_open_rate`]'s bit of `Policy::flags`: with it, [`PATIENT`] changes
+/// nothing (one masked test says whether a probe's strike only costs the streak).
+const HALF_OPEN_RATE: u8 = 1 << 2;
 
 /// Why a policy was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -200,7 +206,7 @@ impl Policy {
         let [w0, w1, w2] = self.window.to_words();
         [
             self.trip as u32
-                | (self.probes_to_close as u32) << 8
+                | (self.close_after as u32) << 8
                 | (self.backoff_multiplier as u32) << 16
                 | (self.flags as u32) << 24,
             self.cooldown.as_millis(),
@@ -209,7 +215,7 @@ impl Policy {
             w0,
             w1,
             w2,
-            self.half_open_calls as u32 | (self.half_open_rate as u32) << 8 | (self.half_open_failures as u32) << 16,
+            self.half_open_calls as u32 | (self.half_open_rate as u32) << 8 | (self.open_after as u32) << 16,
         ]
     }
 
@@ -217,7 +223,7 @@ impl Policy {
     pub(crate) const fn from_words(w: [u32; 8]) -> Policy {
         Policy {
             trip: w[0] as u8,
-            probes_to_close: (w[0] >> 8) as u8,
+            close_after: (w[0] >> 8) as u8,
             backoff_multiplier: (w[0] >> 16) as u8,
             flags: (w[0] >> 24) as u8,
             cooldown: Duration::from_millis(w[1]),
@@ -226,7 +232,7 @@ impl Policy {
             window: Window::from_words([w[4], w[5], w[6]]),
             half_open_calls: w[7] as u8,
             half_open_rate: (w[7] >> 8) as u8,
-            half_open_failures: (w[7] >> 16) as u8,
+            open_after: (w[7] >> 16) as u8,
         }
     }
 
@@ -249,12 +255,12 @@ impl Policy {
         }
         Ok(Policy {
             trip: trip as u8,
-            probes_to_close: 1,
+            close_after: 1,
             backoff_multiplier: 1,
             flags: 0,
             half_open_calls: 0,
             half_open_rate: 0,
-            half_open_failures: 0,
+            open_after: 1,
             cooldown,
             max_cooldown: cooldown,
             probe_lease: cooldown,
@@ -295,10 +301,15 @@ impl Policy {
         if probes == 0 || probes > MAX_PROBES {
             return Err(PolicyError::ProbesOutOfRange);
         }
-        if probes > 1 && self.half_open_rate != 0 {
-            return Err(PolicyError::HalfOpenRuleConflict);
+        if self.half_open_rate != 0 {
+            // `probes_to_close` is 1 under the rule: 1 changes nothing, more conflicts.
+            return if probes > 1 {
+                Err(PolicyError::HalfOpenRuleConflict)
+            } else {
+                Ok(self)
+            };
         }
-        self.probes_to_close = probes as u8;
+        self.close_after = probes as u8;
         Ok(self)
     }
 
@@ -363,12 +374,15 @@ impl Policy {
         if percent == 0 || percent > 100 {
             return Err(PolicyError::RateOutOfRange);
         }
-        if self.probes_to_close > 1 {
+        if self.probes_to_close() > 1 {
             return Err(PolicyError::HalfOpenRuleConflict);
         }
+        let failures = (percent * calls).div_ceil(100);
         self.half_open_calls = calls as u8;
         self.half_open_rate = percent as u8;
-        self.half_open_failures = (percent * calls).div_ceil(100) as u8;
+        self.open_after = failures as u8;
+        self.close_after = (calls + 1 - failures) as u8;
+        self.flags |= HALF_OPEN_RATE;
         Ok(self)
     }
 
@@ -385,24 +399,25 @@ impl Policy {
     /// Half-open: the probe failures (strikes) that re-open, counted in the state word's
     /// strike bits: `ceil(percent * calls / 100)` under a failure-rate rule, else 1 (the
     /// first failed probe re-opens, or with patient probation resets the streak).
+    #[inline(always)]
     pub(crate) const fn probe_failures_to_open(&self) -> u32 {
-        if self.half_open_rate == 0 {
-            1
-        } else {
-            self.half_open_failures as u32
-        }
+        self.open_after as u32
     }
 
     /// Half-open: the probe successes (consecutive ones without a failure-rate rule) that
     /// close, counted in the state word's streak bits. Under a failure-rate rule, the
     /// successes after which the probes left cannot reach
     /// [`Policy::probe_failures_to_open`]: `calls - failures_to_open + 1`.
+    #[inline(always)]
     pub(crate) const fn probe_successes_to_close(&self) -> u32 {
-        if self.half_open_rate == 0 {
-            self.probes_to_close as u32
-        } else {
-            self.half_open_calls as u32 + 1 - self.probe_failures_to_open()
-        }
+        self.close_after as u32
+    }
+
+    /// Half-open: whether a probe's strike only costs the streak (patient probation, and
+    /// no half-open failure rate, under which it changes nothing).
+    #[inline(always)]
+    pub(crate) const fn patient_streak(&self) -> bool {
+        self.flags & (PATIENT | HALF_OPEN_RATE) == PATIENT
     }
 
     /// Each re-open without an intervening close multiplies the cooldown by `multiplier`,
@@ -526,9 +541,14 @@ impl Policy {
         self.probe_lease
     }
 
-    /// Consecutive probe successes needed to close.
+    /// Consecutive probe successes needed to close (1 under a half-open failure rate,
+    /// [`Policy::with_half_open_rate`], which judges half-open instead).
     pub const fn probes_to_close(&self) -> u32 {
-        self.probes_to_close as u32
+        if self.half_open_rate == 0 {
+            self.close_after as u32
+        } else {
+            1
+        }
     }
 
     /// The closed state's rate rule, for a windowed policy ([`Policy::failure_rate`]);
@@ -614,6 +634,21 @@ mod tests {
         );
         assert_eq!(rated.try_with_probes_to_close(1), Ok(rated));
         assert_eq!(rated.half_open_rate(), Some((10, 50)));
+        assert_eq!(rated.probes_to_close(), 1);
+        assert_eq!(
+            (rated.probe_failures_to_open(), rated.probe_successes_to_close()),
+            (5, 6)
+        );
+        // A second rule replaces the first; patient probation is kept but does not apply.
+        let again = rated.with_half_open_rate(4, 25);
+        assert_eq!(again.half_open_rate(), Some((4, 25)));
+        assert_eq!(
+            (again.probe_failures_to_open(), again.probe_successes_to_close()),
+            (1, 4)
+        );
+        assert!(rated.with_patient_probation().patient_probation());
+        assert!(!rated.with_patient_probation().patient_streak());
+        assert!(p.with_patient_probation().patient_streak());
         assert_eq!(p.half_open_rate(), None);
     }
 
