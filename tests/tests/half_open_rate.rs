@@ -257,3 +257,19 @@ fn a_snapshot_keeps_the_counts_across_a_restore() {
     r.same();
     assert_eq!((r.phase(), r.counts()), (Phase::HalfOpen, (4, 5)));
 }
+
+#[test]
+fn a_dropped_shared_probe_permit_counts_as_a_failure() {
+    let b = SharedBreaker::new(&POLICY);
+    let clock = ManualClock::new(s(0));
+    b.try_acquire(&clock).unwrap().failure(breaker_core::Verdict::Strike);
+    clock.set(s(30));
+    for dropped in 1..=4u8 {
+        drop(b.try_acquire(&clock).unwrap()); // a cancelled future, a panicking caller
+        assert_eq!(b.phase(s(30)), Phase::HalfOpen);
+        assert_eq!(b.snapshot(s(30)).strikes, dropped);
+    }
+    drop(b.try_acquire(&clock).unwrap());
+    assert_eq!(b.phase(s(30)), Phase::Open, "the 5th failure of 10 re-opens");
+    assert_eq!(b.counters().probe_failures, 5);
+}
