@@ -1,7 +1,8 @@
 //! Half-open judged by a failure rate (`Policy::with_half_open_rate`), resilience4j's
 //! `permittedNumberOfCallsInHalfOpenState`: the exact figures of 10 permitted calls at
 //! 50 %, each script run through the single-owner `Breaker` and the `SharedBreaker` side
-//! by side, their decisions, states, snapshots and counters compared after every step.
+//! by side, their decisions, states, snapshots and counters compared after every step;
+//! and the attribute's breaker with `half_open_calls` and `half_open_rate`.
 
 use breaker_core::{
     Breaker, Clock, Counters, Duration, Instant, ManualClock, Outcome, Phase, Policy, RefusalReason, SharedBreaker,
@@ -272,4 +273,45 @@ fn a_dropped_shared_probe_permit_counts_as_a_failure() {
     drop(b.try_acquire(&clock).unwrap());
     assert_eq!(b.phase(s(30)), Phase::Open, "the 5th failure of 10 re-opens");
     assert_eq!(b.counters().probe_failures, 5);
+}
+
+static ATTRIBUTE_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+
+#[derive(Debug, PartialEq)]
+enum Down {
+    Timeout,
+    Refused,
+}
+impl breaker_core::Classify for Down {}
+impl From<breaker_core::Refused> for Down {
+    fn from(_: breaker_core::Refused) -> Self {
+        Down::Refused
+    }
+}
+
+/// 4 probes at 50 %: 2 failures re-open, 3 successes close.
+#[breaker_core::circuit_breaker(trip = 1, cooldown = "1s", half_open_calls = 4, half_open_rate = 50, clock = ATTRIBUTE_CLOCK, name = "half_open_rate::fetch")]
+fn fetch(ok: bool) -> Result<(), Down> {
+    if ok {
+        Ok(())
+    } else {
+        Err(Down::Timeout)
+    }
+}
+
+#[test]
+fn the_attribute_s_breaker_judges_half_open_by_the_rate() {
+    let entry = breaker_core::registry::get("half_open_rate::fetch").unwrap();
+    assert_eq!(entry.policy().half_open_rate(), Some((4, 50)));
+    assert_eq!(fetch(false), Err(Down::Timeout));
+    assert_eq!(fetch(true), Err(Down::Refused));
+    ATTRIBUTE_CLOCK.advance(Duration::from_secs(1));
+    // A failure, then two successes: half-open still (1 of 4 so far, 2 probes to come).
+    assert_eq!(fetch(false), Err(Down::Timeout));
+    assert_eq!(fetch(true), Ok(()));
+    assert_eq!(fetch(true), Ok(()));
+    assert_eq!(entry.state().phase(), Phase::HalfOpen);
+    // The third success: the one probe left cannot make 2 failures. Closed.
+    assert_eq!(fetch(true), Ok(()));
+    assert_eq!(entry.state().phase(), Phase::Closed);
 }
