@@ -1,7 +1,8 @@
 //! Model checks of the shared breaker with loom: every interleaving of 2 and 3 callers
 //! racing for the probe, strikes racing each other, a closed-state success (the fast path
-//! that writes nothing) racing strikes, a probe racing `reset`, and a breaker counting
-//! every call, whose quiet outcomes are counted without a step, racing one that takes it.
+//! that writes nothing) racing strikes, a probe racing `reset`, a breaker counting
+//! every call, whose quiet outcomes are counted without a step, racing one that takes it,
+//! and probes racing under a half-open failure rate, whose counts share the state word.
 //!
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test -p breaker-core --test loom --release
@@ -401,4 +402,47 @@ fn a_counting_breaker_s_quiet_success_racing_a_strike_counts_each_once() {
         }
     });
     assert!(REACHED.all(&[0, 1]), "both orders were explored");
+}
+
+/// Half-open judged by a failure rate: 4 probes, re-open at 50 % (2 failures).
+static RATED: Policy = Policy::new(2, Duration::from_millis(10))
+    .with_probe_lease(Duration::from_millis(5))
+    .with_half_open_rate(4, 50);
+
+#[test]
+fn racing_probes_under_a_half_open_rate_are_one_at_a_time_and_each_counted_once() {
+    use loom::sync::atomic::{AtomicUsize, Ordering};
+    loom::model(|| {
+        let b = SharedBreaker::new(&RATED);
+        for _ in 0..2 {
+            b.try_acquire(&START).unwrap().failure(Verdict::Strike);
+        }
+        let b = Arc::new(b);
+        let out = Arc::new(AtomicUsize::new(0));
+        let handles: Vec<_> = (0..2)
+            .map(|_| {
+                let (b, out) = (b.clone(), out.clone());
+                thread::spawn(move || {
+                    // Two tries each: a probe granted fails with a strike, counted once.
+                    for _ in 0..2 {
+                        if let Ok(p) = b.try_acquire(&LATER) {
+                            assert!(p.is_probe());
+                            assert_eq!(out.fetch_add(1, Ordering::SeqCst), 0, "two probes out");
+                            out.fetch_sub(1, Ordering::SeqCst);
+                            p.failure(Verdict::Strike);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let c = b.counters();
+        let now = LATER.now_ms();
+        // Whoever got the first probe tried again once it had answered, so exactly two
+        // probes went out and failed, one after the other: 2 of 4 reach 50 %, re-opened.
+        assert_eq!((c.probes, c.probe_failures, c.trips), (2, 2, 2));
+        assert_eq!(b.phase(now), Phase::Open);
+    });
 }

@@ -20,6 +20,8 @@ mod kw {
     syn::custom_keyword!(cooldown);
     syn::custom_keyword!(probe_lease);
     syn::custom_keyword!(probes);
+    syn::custom_keyword!(half_open_calls);
+    syn::custom_keyword!(half_open_rate);
     syn::custom_keyword!(backoff);
     syn::custom_keyword!(max_cooldown);
     syn::custom_keyword!(name);
@@ -42,7 +44,7 @@ mod kw {
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, half_open_calls, half_open_rate, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -70,6 +72,10 @@ pub struct Args {
     pub cooldown: Option<Setting<u32>>,
     pub probe_lease: Option<Setting<u32>>,
     pub probes: Option<Setting<u32>>,
+    /// `half_open_calls = N, half_open_rate = P`: half-open judged by the failure rate of
+    /// up to `N` probes (`Policy::with_half_open_rate`).
+    pub half_open_calls: Option<Setting<u32>>,
+    pub half_open_rate: Option<Setting<u32>>,
     pub backoff: Option<Setting<u32>>,
     pub max_cooldown: Option<Setting<u32>>,
     pub name: Option<LitStr>,
@@ -111,6 +117,9 @@ impl Args {
             "slow_rate" => self.window.slow_rate.is_some(),
             "buckets" => self.window.buckets.is_some(),
             "min_calls" => self.window.min_calls.is_some(),
+            "probes" => self.probes.is_some(),
+            "half_open_calls" => self.half_open_calls.is_some(),
+            "half_open_rate" => self.half_open_rate.is_some(),
             _ => true,
         };
         self.seen.contains(&key) && !value_ok
@@ -123,6 +132,8 @@ enum Key {
     Cooldown,
     ProbeLease,
     Probes,
+    HalfOpenCalls,
+    HalfOpenRate,
     Backoff,
     MaxCooldown,
     Name,
@@ -151,6 +162,8 @@ impl Key {
             Key::Cooldown => "cooldown",
             Key::ProbeLease => "probe_lease",
             Key::Probes => "probes",
+            Key::HalfOpenCalls => "half_open_calls",
+            Key::HalfOpenRate => "half_open_rate",
             Key::Backoff => "backoff",
             Key::MaxCooldown => "max_cooldown",
             Key::Name => "name",
@@ -179,6 +192,8 @@ impl Key {
             Key::Cooldown => "cooldown = \"30s\"",
             Key::ProbeLease => "probe_lease = \"10s\"",
             Key::Probes => "probes = 2",
+            Key::HalfOpenCalls => "half_open_calls = 10",
+            Key::HalfOpenRate => "half_open_rate = 50",
             Key::Backoff => "backoff = 2",
             Key::MaxCooldown => "max_cooldown = \"30m\"",
             Key::Name => "name = \"radio::send\"",
@@ -277,6 +292,10 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
     match key {
         Key::Trip => args.trip = range(&value, "trip", 1, MAX_TRIP, errors).map(set),
         Key::Probes => args.probes = range(&value, "probes", 1, MAX_PROBES, errors).map(set),
+        Key::HalfOpenCalls => {
+            args.half_open_calls = range(&value, "half_open_calls", 1, MAX_PROBES, errors).map(set)
+        }
+        Key::HalfOpenRate => args.half_open_rate = range(&value, "half_open_rate", 1, 100, errors).map(set),
         Key::Backoff => args.backoff = range(&value, "backoff", 1, MAX_BACKOFF, errors).map(set),
         Key::History => args.history = range(&value, "history", 1, MAX_HISTORY, errors).map(set),
         Key::Cooldown => args.cooldown = duration_value(&value, "cooldown", errors).map(set),
@@ -418,6 +437,8 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::cooldown => Key::Cooldown,
         kw::probe_lease => Key::ProbeLease,
         kw::probes => Key::Probes,
+        kw::half_open_calls => Key::HalfOpenCalls,
+        kw::half_open_rate => Key::HalfOpenRate,
         kw::backoff => Key::Backoff,
         kw::max_cooldown => Key::MaxCooldown,
         kw::name => Key::Name,
@@ -471,6 +492,8 @@ fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Op
     let hint = match key {
         "trip" => "consecutive strikes that open the breaker",
         "probes" => "consecutive probe successes that close it again",
+        "half_open_calls" => "the probes half-open permits, one at a time, judged by `half_open_rate`",
+        "half_open_rate" => "the percentage of failed probes among `half_open_calls` that opens the breaker again",
         "failure_rate" => "the percentage of failed calls in the window that opens the breaker",
         "slow_rate" => "the percentage of slow calls in the window that opens the breaker",
         "min_calls" => "the fewest calls in the window before a rate can open the breaker",
@@ -669,6 +692,8 @@ mod tests {
             ("cooldown", "cooldown = \"30s\""),
             ("probe_lease", "probe_lease = \"10s\""),
             ("probes", "probes = 2"),
+            ("half_open_calls", "half_open_calls = 10"),
+            ("half_open_rate", "half_open_rate = 50"),
             ("backoff", "backoff = 2"),
             ("max_cooldown", "max_cooldown = \"30m\""),
             ("name", "name = \"radio::send\""),
@@ -783,7 +808,7 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
+                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, half_open_calls, half_open_rate, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
                 "`trip` takes an integer literal from 1 to 255 (consecutive strikes that open the breaker), such as `trip = 1`",
                 "expected `,` between arguments",
                 "expected `,` between arguments",

@@ -56,6 +56,14 @@ pub fn expand(config: Config, shape: Shape, mut func: ItemFn, runtime: &str) -> 
             .with_probes_to_close(#probes)
             .with_backoff(#backoff, #max_cooldown)
     };
+    // `half_open_calls`, `half_open_rate`: half-open judged by a failure rate.
+    let policy = match config.half_open {
+        Some((calls, rate)) => {
+            let [calls, rate] = [calls, rate].map(Literal::u32_unsuffixed);
+            quote!(#policy.with_half_open_rate(#calls, #rate))
+        }
+        None => policy,
+    };
     // `count_calls`: the policy counts every call and outcome.
     let policy = if config.count_calls {
         quote!(#policy.counting_calls())

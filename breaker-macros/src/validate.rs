@@ -20,6 +20,8 @@ pub struct Config {
     pub cooldown: u32,
     pub probe_lease: u32,
     pub probes: u32,
+    /// `half_open_calls` and `half_open_rate`: half-open judged by a failure rate.
+    pub half_open: Option<(u32, u32)>,
     pub backoff: u32,
     pub max_cooldown: u32,
     pub name: Option<LitStr>,
@@ -82,6 +84,8 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         ));
     }
 
+    let half_open = half_open(&args, errors);
+
     let retry = crate::retry::config(args.retry, errors);
     if let (Some(path), Some(_)) = (&args.fallback, &retry) {
         errors.push(syn::Error::new_spanned(
@@ -95,6 +99,7 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         cooldown,
         probe_lease: args.probe_lease.map_or(cooldown, |s| s.value),
         probes: args.probes.map_or(1, |s| s.value),
+        half_open,
         backoff,
         max_cooldown: args.max_cooldown.map_or(cooldown, |s| s.value),
         name: args.name,
@@ -110,6 +115,44 @@ pub fn config(args: Args, errors: &mut Errors) -> Config {
         retry,
         window,
     }
+}
+
+/// `half_open_calls` and `half_open_rate`, which go together and exclude `probes` above 1
+/// (a policy judges half-open one way).
+fn half_open(args: &Args, errors: &mut Errors) -> Option<(u32, u32)> {
+    if args.invalid("half_open_calls") || args.invalid("half_open_rate") {
+        // Already reported.
+        return None;
+    }
+    let (calls, rate) = match (args.half_open_calls, args.half_open_rate) {
+        (None, None) => return None,
+        (Some(calls), Some(rate)) => (calls, rate),
+        (Some(calls), None) => {
+            errors.push(syn::Error::new(
+                calls.key,
+                "`half_open_calls` needs `half_open_rate`: the percentage of failed probes that opens the breaker again; add `half_open_rate = 50` (or another rate)",
+            ));
+            return None;
+        }
+        (None, Some(rate)) => {
+            errors.push(syn::Error::new(
+                rate.key,
+                "`half_open_rate` needs `half_open_calls`: the probes half-open permits, one at a time, that the rate is judged over; add `half_open_calls = 10` (or another count, 1 to 15)",
+            ));
+            return None;
+        }
+    };
+    if let Some(probes) = args.probes.filter(|p| p.value > 1) {
+        errors.push(syn::Error::new(
+            probes.key,
+            format!(
+                "`probes = {}` and `half_open_calls`/`half_open_rate` are two ways to judge half-open, and a breaker has one: keep `probes` (consecutive probe successes close it) or the half-open rate (the failure rate of up to `half_open_calls` probes decides), not both",
+                probes.value
+            ),
+        ));
+        return None;
+    }
+    Some((calls.value, rate.value))
 }
 
 /// Four doublings (or multiplications) of the cooldown, within `Duration::MAX`.
@@ -455,6 +498,41 @@ mod tests {
             errors[0].starts_with("`max_cooldown` caps a growing cooldown"),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn a_half_open_rate_takes_both_arguments_and_excludes_probes() {
+        let (c, errors) = configured("half_open_calls = 10, half_open_rate = 50");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!((c.half_open, c.probes), (Some((10, 50)), 1));
+        assert_eq!(configured("").0.half_open, None);
+        // `probes = 1` is the default, and no second rule.
+        assert!(configured("probes = 1, half_open_calls = 4, half_open_rate = 25")
+            .1
+            .is_empty());
+        for (src, error) in [
+            ("half_open_calls = 10", "`half_open_calls` needs `half_open_rate`"),
+            ("half_open_rate = 50", "`half_open_rate` needs `half_open_calls`"),
+            (
+                "probes = 2, half_open_calls = 10, half_open_rate = 50",
+                "`probes = 2` and `half_open_calls`/`half_open_rate` are two ways",
+            ),
+            (
+                "half_open_calls = 16, half_open_rate = 50",
+                "`half_open_calls` must be between 1 and 15",
+            ),
+            (
+                "half_open_calls = 10, half_open_rate = 0",
+                "`half_open_rate` must be between 1 and 100",
+            ),
+            // A rejected value is reported once, not as a missing partner as well.
+            ("half_open_calls = \"10\"", "`half_open_calls` takes an integer literal"),
+        ] {
+            let (c, errors) = configured(src);
+            assert_eq!(errors.len(), 1, "{src}: {errors:?}");
+            assert!(errors[0].starts_with(error), "{src}: {errors:?}");
+            assert_eq!(c.half_open, None);
+        }
     }
 
     #[test]

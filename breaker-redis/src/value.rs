@@ -80,6 +80,11 @@ pub fn fingerprint(policy: &Policy) -> u32 {
     ] {
         h.update(&field.to_le_bytes());
     }
+    // Only where set, so that a policy without it keeps the fingerprint it always had.
+    if let Some((calls, percent)) = policy.half_open_rate() {
+        h.update(&calls.to_le_bytes());
+        h.update(&percent.to_le_bytes());
+    }
     h.finalize()
 }
 
@@ -206,7 +211,15 @@ mod tests {
             base.with_probes_to_close(2),
             base.with_backoff(2, Duration::from_mins(5)),
             base.with_patient_probation(),
+            base.with_half_open_rate(10, 50),
+            base.with_half_open_rate(10, 60),
+            base.with_half_open_rate(9, 50),
         ];
+        for (i, other) in others.iter().enumerate() {
+            for later in &others[i + 1..] {
+                assert_ne!(fingerprint(other), fingerprint(later), "{other:?} {later:?}");
+            }
+        }
         for other in others {
             assert_ne!(fingerprint(&base), fingerprint(&other), "{other:?}");
         }

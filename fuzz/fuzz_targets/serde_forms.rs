@@ -115,10 +115,16 @@ fn policy_fields(rest: &[u8]) {
     let multiplier = u32::from(next());
     let max = ms(&mut next);
     let patient = next() & 1 == 1;
+    // Now and then a half-open failure rate (calls and rate past their ranges too).
+    let half_open = (next() & 1 == 1).then(|| (u32::from(next() % 18), u32::from(next() % 110)));
     let policy = base
         .try_with_probe_lease(lease)
         .and_then(|p| p.try_with_probes_to_close(probes))
-        .and_then(|p| p.try_with_backoff(multiplier, max));
+        .and_then(|p| p.try_with_backoff(multiplier, max))
+        .and_then(|p| match half_open {
+            Some((calls, rate)) => p.try_with_half_open_rate(calls, rate),
+            None => Ok(p),
+        });
     let Ok(policy) = policy else {
         read_policy(rest);
         return;
@@ -167,7 +173,11 @@ fn read_policy(bytes: &[u8]) {
         let rebuilt = Policy::try_new(policy.trip(), policy.cooldown())
             .and_then(|p| p.try_with_probe_lease(policy.probe_lease()))
             .and_then(|p| p.try_with_probes_to_close(policy.probes_to_close()))
-            .and_then(|p| p.try_with_backoff(policy.backoff_multiplier(), policy.max_cooldown()));
+            .and_then(|p| p.try_with_backoff(policy.backoff_multiplier(), policy.max_cooldown()))
+            .and_then(|p| match policy.half_open_rate() {
+                Some((calls, rate)) => p.try_with_half_open_rate(calls, rate),
+                None => Ok(p),
+            });
         assert!(rebuilt.is_ok(), "{policy:?}: the constructors refuse it: {rebuilt:?}");
     }
 }

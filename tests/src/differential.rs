@@ -251,8 +251,8 @@ impl Draw<'_> {
         }
     }
     /// Small policies, so that short histories reach every state; now and then a backoff
-    /// cap so high that the cooldown keeps growing through all its steps, and now and then
-    /// patient probation.
+    /// cap so high that the cooldown keeps growing through all its steps, now and then a
+    /// half-open failure rate, and now and then patient probation.
     pub fn policy(&mut self) -> Policy {
         let trip = 1 + self.below_u32(3);
         let cool = 1 + self.below_u32(39);
@@ -266,8 +266,16 @@ impl Draw<'_> {
         };
         let p = Policy::new(trip, Duration::from_millis(cool))
             .with_probe_lease(Duration::from_millis(lease))
-            .with_probes_to_close(probes)
             .with_backoff(mult, Duration::from_millis(cool.saturating_add(extra)));
+        // Now and then half-open judged by a failure rate instead of a streak: a few
+        // permitted calls, at rates that round every way (and the extremes).
+        let p = if self.below(3) == 0 {
+            let calls = 1 + self.below_u32(6);
+            let rate = self.pick(&[(1, 1), (1, 20), (1, 34), (2, 50), (1, 67), (1, 100)]);
+            p.with_half_open_rate(calls, rate)
+        } else {
+            p.with_probes_to_close(probes)
+        };
         if self.below(2) == 0 {
             p.with_patient_probation()
         } else {

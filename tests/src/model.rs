@@ -27,6 +27,9 @@
 //! - a permit is stale when any transition (or a restore) happened since it was granted:
 //!   generations here never wrap (the real breakers' wrap after 2048 transitions, far
 //!   beyond any history the tests drive);
+//! - a half-open failure rate ([`Policy::with_half_open_rate`]): the verdict is taken as
+//!   soon as it is certain (the failures reach the rate, or the probes left could no
+//!   longer make them reach it), the one waiting for every permitted call would give;
 //! - snapshots: what [`Snapshot`] documents (the wait left is stored and resumed from the
 //!   restoring instant; a probe's lease left is capped by the policy's lease; values the
 //!   policy cannot hold are clamped below its thresholds).
@@ -80,8 +83,11 @@ pub struct Model {
     probe_out: bool,
     /// Half-open with the probe out: when the probe was granted (its lease runs from here).
     probe_started_at: u32,
-    /// Half-open: consecutive probe successes.
+    /// Half-open: consecutive probe successes (under a half-open failure rate: the probe
+    /// successes counted).
     streak: u32,
+    /// Half-open under a half-open failure rate: the probe failures counted.
+    probe_failures: u32,
     /// Re-opens since the last close, at most [`LAST_BACKOFF_STEP`].
     backoff_step: u32,
     /// Bumped by every transition and every restore.
@@ -137,6 +143,7 @@ impl Model {
             probe_out: false,
             probe_started_at: 0,
             streak: 0,
+            probe_failures: 0,
             backoff_step: 0,
             generation: 0,
             counters: Counters::ZERO,
@@ -203,8 +210,33 @@ impl Model {
         self.generation += 1;
         self.strikes = 0;
         self.streak = 0;
+        self.probe_failures = 0;
         self.probe_out = false;
         self.forced = false;
+    }
+
+    /// Under a half-open failure rate: whether `failures` of the permitted calls reach it
+    /// (`failures / calls >= percent / 100`).
+    fn rate_reached(&self, failures: u32) -> bool {
+        let (calls, percent) = self.policy.half_open_rate().expect("a half-open failure rate");
+        failures * 100 >= percent * calls
+    }
+
+    /// Under a half-open failure rate, after a probe's outcome was counted: its verdict if
+    /// it is certain. Re-open if the failures reach the rate; close if they could not
+    /// reach it even were every permitted probe still to come a failure.
+    fn half_open_verdict(&mut self, now: u32, hold: i64) {
+        let (calls, _) = self.policy.half_open_rate().expect("a half-open failure rate");
+        let counted = self.streak + self.probe_failures;
+        if self.rate_reached(self.probe_failures) {
+            self.advance_backoff();
+            self.open_as_trip(Reason::ProbeFailed, now, hold);
+        } else if !self.rate_reached(self.probe_failures + (calls - counted)) {
+            self.backoff_step = 0;
+            self.transition(Phase::Closed, Reason::Recovered, now, 0);
+        } else {
+            self.probe_out = false;
+        }
     }
 
     /// Opens as a trip at `at` (strikes, a trip verdict, a failed or lapsed probe,
@@ -354,7 +386,9 @@ impl Model {
                 } else if fresh && self.phase == Phase::HalfOpen {
                     self.counters.probe_successes = self.counters.probe_successes.saturating_add(1);
                     self.streak += 1;
-                    if self.streak >= self.policy.probes_to_close() {
+                    if self.policy.half_open_rate().is_some() {
+                        self.half_open_verdict(now, 0);
+                    } else if self.streak >= self.policy.probes_to_close() {
                         self.backoff_step = 0;
                         self.transition(Phase::Closed, Reason::Recovered, now, 0);
                     } else {
@@ -390,7 +424,11 @@ impl Model {
                     }
                 } else if fresh && self.phase == Phase::HalfOpen {
                     self.counters.probe_failures = self.counters.probe_failures.saturating_add(1);
-                    if verdict == Verdict::Strike && self.policy.patient_probation() {
+                    if verdict == Verdict::Strike && self.policy.half_open_rate().is_some() {
+                        // A failure counted toward the rate (patient probation or not).
+                        self.probe_failures += 1;
+                        self.half_open_verdict(now, hold);
+                    } else if verdict == Verdict::Strike && self.policy.patient_probation() {
                         // Patient probation: a blip costs the streak, not the cooldown paid.
                         self.streak = 0;
                         self.probe_out = false;
@@ -474,7 +512,11 @@ impl Model {
             phase: m.phase,
             forced: m.forced,
             probing: m.probe_out,
-            strikes: m.strikes as u8,
+            strikes: if m.phase == Phase::HalfOpen {
+                m.probe_failures as u8
+            } else {
+                m.strikes as u8
+            },
             streak: m.streak as u8,
             step: m.backoff_step as u8,
             remaining: span(remaining),
@@ -500,7 +542,23 @@ impl Model {
             _ => 0,
         };
         self.streak = match snapshot.phase {
+            Phase::HalfOpen if self.policy.half_open_rate().is_some() => {
+                // The most successes that leave the verdict open: with all the probes left
+                // failures, the rate is still reached.
+                let (calls, _) = self.policy.half_open_rate().unwrap();
+                let most = (0..calls).rev().find(|&s| self.rate_reached(calls - s)).unwrap_or(0);
+                u32::from(snapshot.streak).min(most)
+            }
             Phase::HalfOpen => u32::from(snapshot.streak).min(self.policy.probes_to_close() - 1),
+            _ => 0,
+        };
+        self.probe_failures = match snapshot.phase {
+            Phase::HalfOpen if self.policy.half_open_rate().is_some() => {
+                // The most failures that do not reach the rate.
+                let (calls, _) = self.policy.half_open_rate().unwrap();
+                let most = (0..calls).rev().find(|&f| !self.rate_reached(f)).unwrap_or(0);
+                u32::from(snapshot.strikes).min(most)
+            }
             _ => 0,
         };
         let left = ms(snapshot.remaining);

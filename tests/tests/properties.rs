@@ -58,6 +58,13 @@ proptest! {
             // Half-open is only reached through a granted probe.
             if b.phase(now) == Phase::HalfOpen {
                 prop_assert!(last_probe_grant.is_some());
+                // Under a half-open failure rate, half-open holds only counts that leave
+                // the verdict open: failures below the rate, fewer outcomes than permitted.
+                if let Some((calls, percent)) = b.policy().half_open_rate() {
+                    let s = b.snapshot(now);
+                    prop_assert!(u32::from(s.strikes) * 100 < percent * calls, "{:?}", s);
+                    prop_assert!(u32::from(s.strikes) + u32::from(s.streak) < calls, "{:?}", s);
+                }
             }
         }
         // Counters add up: let through = successes + failures + neutral + outstanding.

@@ -1,6 +1,7 @@
 //! Replicas sharing one breaker through a real Redis: a trip reaches the others within the
 //! stated bound, every replica's strikes count, exactly one of them gets the probe, and the
-//! closed-state path makes no round trip. Each replica is a `RedisLink` of its own (its own
+//! closed-state path makes no round trip, and a half-open failure rate counts every
+//! replica's probes. Each replica is a `RedisLink` of its own (its own
 //! connection, thread and clock), as separate processes would have; `redis_processes.rs`
 //! runs them as processes.
 
@@ -286,4 +287,56 @@ fn a_replica_that_dies_holding_the_probe_does_not_wedge_the_others() {
     next.success();
     b.refresh();
     assert_eq!(rb.phase(), Phase::Closed);
+}
+
+#[test]
+fn probes_from_every_replica_count_toward_one_half_open_rate() {
+    let Some(url) = shared_url("probes_from_every_replica_count_toward_one_half_open_rate") else {
+        return;
+    };
+    // Half-open: 4 probes, re-open at 50 % (2 failures), close at 3 successes.
+    static POLICY: Policy = Policy::new(1, Duration::from_millis(30))
+        .with_probe_lease(Duration::from_secs(30))
+        .with_half_open_rate(4, 50);
+    static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(1_000));
+    let key = unique_key("half-open-rate");
+    let (a, b) = (
+        link(&url, config().shared_clock(&CLOCK)),
+        link(&url, config().shared_clock(&CLOCK)),
+    );
+    let (ra, rb) = (a.breaker(&key, &POLICY), b.breaker(&key, &POLICY));
+    let probe = |r: &RedisBreaker, strike: bool| {
+        let p = r.try_acquire().expect("the probe slot is free");
+        assert!(p.is_probe() && !p.is_local());
+        if strike {
+            p.failure(breaker_core::Verdict::Strike);
+        } else {
+            p.success();
+        }
+        settle(&[&a, &b]);
+    };
+    let _ = fail(&ra);
+    settle(&[&a, &b]);
+    // One failed probe from each replica: 2 of 4, the shared breaker re-opens.
+    CLOCK.advance(Duration::from_millis(30));
+    probe(&ra, true);
+    assert_eq!(rb.phase(), Phase::HalfOpen, "one failure of four is below the rate");
+    probe(&rb, true);
+    assert_eq!((ra.phase(), rb.phase()), (Phase::Open, Phase::Open));
+    // Three successes and a failure, taken in turns: 1 of 4 is below 50 %, closed.
+    CLOCK.advance(Duration::from_millis(30));
+    probe(&ra, false);
+    probe(&rb, true);
+    probe(&ra, false);
+    assert_eq!(
+        rb.state(),
+        breaker_core::State::HalfOpen {
+            probing: false,
+            streak: 2
+        }
+    );
+    probe(&rb, false);
+    assert_eq!((ra.phase(), rb.phase()), (Phase::Closed, Phase::Closed));
+    let failed: u32 = [&ra, &rb].iter().map(|r| r.counters().probe_failures).sum();
+    assert_eq!(failed, 3);
 }

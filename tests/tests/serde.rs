@@ -224,6 +224,36 @@ fn policies_round_trip_and_nonsense_is_rejected() {
 }
 
 #[test]
+fn a_half_open_rate_round_trips_and_is_written_only_where_set() {
+    let rated = Policy::new(3, Duration::from_secs(30)).with_half_open_rate(10, 50);
+    let v = to_json(&rated);
+    assert_eq!(v["half_open"], json!({"calls": 10, "failure_rate": 50}));
+    assert_eq!(serde_json::from_value::<Policy>(v.clone()).unwrap(), rated);
+    // Without the rule, no field: JSON written before it still parses to the same policy.
+    assert!(to_json(&POLICY).get("half_open").is_none());
+    let with = |half_open: Value| {
+        let mut w = v.clone();
+        w["half_open"] = half_open;
+        serde_json::from_value::<Policy>(w)
+    };
+    let calls = with(json!({"calls": 16, "failure_rate": 50})).unwrap_err().to_string();
+    assert!(
+        calls.contains("half-open permitted calls must be between 1 and 15"),
+        "{calls}"
+    );
+    assert!(with(json!({"calls": 10, "failure_rate": 0})).is_err());
+    assert!(with(json!({"calls": 10})).is_err(), "the rate is needed");
+    assert!(
+        with(json!({"calls": 10, "failure_rate": 50, "wait": true})).is_err(),
+        "unknown field"
+    );
+    let mut both = v.clone();
+    both["probes_to_close"] = json!(2);
+    let both = serde_json::from_value::<Policy>(both).unwrap_err().to_string();
+    assert!(both.contains("exclude each other"), "{both}");
+}
+
+#[test]
 fn durations_past_the_maximum_are_errors_not_clamps() {
     assert_eq!(
         serde_json::from_str::<Duration>("1500").unwrap(),

@@ -20,7 +20,9 @@ const GEN_MASK: u16 = (1 << GEN_BITS) - 1;
 /// ```
 ///
 /// Closed with no strikes has bits 0..12 all zero: the shared breaker's hot path tests
-/// only that. The shadow bit is a mode, not a state: it is kept across every transition
+/// only that. Under a half-open failure rate (`Policy::with_half_open_rate`) a half-open
+/// state counts its probes' failures in the strike bits and their successes in the streak
+/// bits. The shadow bit is a mode, not a state: it is kept across every transition
 /// and read only where a call would be refused (see `Builder::acquire`).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Core {
@@ -141,12 +143,14 @@ impl Core {
         self.flags & FORCED != 0
     }
 
-    /// Closed only: consecutive strikes.
+    /// Closed: consecutive strikes. Half-open under a half-open failure rate: the probe
+    /// failures counted (otherwise 0 outside closed).
     pub const fn strikes(self) -> u8 {
         (self.flags >> STRIKES_AT) as u8
     }
 
-    /// Half-open only: consecutive probe successes.
+    /// Half-open only: consecutive probe successes (under a half-open failure rate, the
+    /// probe successes counted).
     pub const fn streak(self) -> u8 {
         (self.flags >> STREAK_AT & NIBBLE) as u8
     }

@@ -69,7 +69,7 @@ pub struct LivePolicy {
     version: AtomicU32,
     /// 1 while a reload writes.
     writing: AtomicU32,
-    slots: [[AtomicU32; 7]; 2],
+    slots: [[AtomicU32; 8]; 2],
 }
 
 /// A policy read from a [`LivePolicy`]: a copy, which a later reload does not change.
@@ -86,7 +86,7 @@ impl Deref for ReadPolicy {
 }
 
 #[cfg(loom)]
-fn words(policy: &Policy) -> [AtomicU32; 7] {
+fn words(policy: &Policy) -> [AtomicU32; 8] {
     policy.to_words().map(AtomicU32::new)
 }
 
@@ -107,8 +107,10 @@ impl LivePolicy {
                     AtomicU32::new(w[4]),
                     AtomicU32::new(w[5]),
                     AtomicU32::new(w[6]),
+                    AtomicU32::new(w[7]),
                 ],
                 [
+                    AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
                     AtomicU32::new(0),
@@ -136,7 +138,7 @@ impl LivePolicy {
         loop {
             let version = self.version.load(Ordering::Acquire);
             let slot = &self.slots[(version % 2) as usize];
-            let w = [0, 1, 2, 3, 4, 5, 6].map(|i| slot[i].load(Ordering::Relaxed));
+            let w = [0, 1, 2, 3, 4, 5, 6, 7].map(|i| slot[i].load(Ordering::Relaxed));
             // A word written by a later reload (one that reuses this slot) makes the
             // version read below newer: see `set`.
             fence(Ordering::Acquire);
@@ -235,7 +237,9 @@ mod tests {
             Policy::failure_rate(50, WindowSize::Calls(51), Duration::from_secs(10))
                 .with_min_calls(51)
                 .with_slow_calls(Duration::from_millis(300), 100),
-            Policy::failure_rate(1, WindowSize::Time(Duration::from_secs(60)), Duration::from_secs(10)),
+            Policy::failure_rate(1, WindowSize::Time(Duration::from_secs(60)), Duration::from_secs(10))
+                .with_half_open_rate(15, 100),
+            Policy::new(2, Duration::from_secs(1)).with_half_open_rate(10, 50),
         ];
         for p in policies {
             assert_eq!(Policy::from_words(p.to_words()), p, "{p:?}");

@@ -41,13 +41,15 @@ pub enum Reason {
     Strikes,
     /// A trip verdict tripped the breaker on first contact.
     TripVerdict,
-    /// The probe failed.
+    /// The probe failed (under a half-open failure rate,
+    /// [`Policy::with_half_open_rate`]: the probes' failures reached its threshold).
     ProbeFailed,
     /// The probe's lease expired unanswered; the re-open is backdated to the lease's end.
     LeaseExpired,
     /// The cooldown elapsed and a caller became the probe.
     CooldownElapsed,
-    /// Enough consecutive probes succeeded.
+    /// Enough consecutive probes succeeded (under a half-open failure rate,
+    /// [`Policy::with_half_open_rate`]: enough probes that the rest cannot reach it).
     Recovered,
     /// [`force_open`](crate::Breaker::force_open) was called.
     ForcedOpen,
@@ -143,7 +145,8 @@ pub enum State {
     HalfOpen {
         /// A probe is out and unanswered.
         probing: bool,
-        /// Consecutive probe successes so far.
+        /// Consecutive probe successes so far (under a half-open failure rate,
+        /// [`Policy::with_half_open_rate`]: the probe successes counted so far).
         streak: u32,
     },
 }
@@ -453,7 +456,7 @@ impl<const ALL: bool> Builder<ALL> {
                 } else if fresh {
                     self.note(Events::PROBE_SUCCEEDED);
                     let streak = c.streak().saturating_add(1);
-                    if u32::from(streak) >= policy.probes_to_close() {
+                    if u32::from(streak) >= policy.probe_successes_to_close() {
                         self.core.set_step(0);
                         self.go(Phase::Closed, Reason::Recovered, now, Duration::ZERO);
                     } else {
@@ -488,10 +491,19 @@ impl<const ALL: bool> Builder<ALL> {
                         // strike, in `judge`.)
                         self.open(policy, Reason::Strikes, now, hold);
                     }
-                } else if fresh && verdict == Verdict::Strike && policy.patient_probation() {
-                    // Half-open, patient: a blip costs the streak, not the cooldown paid.
+                } else if fresh
+                    && verdict == Verdict::Strike
+                    && (policy.patient_streak() || u32::from(c.strikes()) + 1 < policy.probe_failures_to_open())
+                {
+                    // Half-open, a strike that does not re-open. Patient: a blip costs the
+                    // streak, not the cooldown paid. Judged by a failure rate this failure
+                    // does not reach: counted (in the strike bits, unused in half-open).
                     self.note(Events::PROBE_FAILED);
-                    self.core.set_streak(0);
+                    if policy.patient_streak() {
+                        self.core.set_streak(0);
+                    } else {
+                        self.core.set_strikes(c.strikes() + 1);
+                    }
                     self.core.set_probe_out(false);
                 } else if fresh {
                     // Half-open: the probe failed.
@@ -766,6 +778,100 @@ mod tests {
             let not_forced = Core::from_fields(phase, false, false, 0, 0, 0, 7, Instant::ZERO);
             assert_eq!(Core::forced_refusal(not_forced.pack()), None);
         }
+    }
+
+    /// Half-open at instant 0 (generation 2), probing under `policy`, after `script`'s
+    /// probes (each acquired and answered at `at`): the state and the last step's
+    /// transition, if any.
+    fn probes(policy: &Policy, script: &[Outcome], at: u32) -> (Core, Option<Transition>) {
+        let mut c = Core::from_fields(Phase::HalfOpen, false, false, 0, 0, 0, 2, Instant::ZERO);
+        let now = Instant::from_millis(at);
+        let mut last = None;
+        for &outcome in script {
+            let gate = c.acquire(policy, now);
+            let ticket = gate.decision.expect("a probe is let through");
+            assert!(ticket.probe);
+            let step = gate.next.record(policy, ticket, outcome, now);
+            last = step.transitions[1];
+            c = step.next;
+        }
+        (c, last)
+    }
+
+    #[test]
+    fn a_half_open_rate_closes_below_the_rate_and_reopens_at_it() {
+        let policy = Policy::new(1, Duration::from_secs(1)).with_half_open_rate(10, 50);
+        assert_eq!(
+            (policy.probe_failures_to_open(), policy.probe_successes_to_close()),
+            (5, 6)
+        );
+        let (s, f, n) = (Outcome::Success, Outcome::STRIKE, Outcome::Error(Verdict::Neutral));
+        // 4 failures and 5 successes: still half-open, both counted.
+        let (c, last) = probes(&policy, &[f, s, f, s, f, s, f, s, s], 0);
+        assert_eq!(
+            (c.phase(), c.strikes(), c.streak(), c.probe_out(), last),
+            (Phase::HalfOpen, 4, 5, false, None)
+        );
+        // The 6th success (the 10th outcome): 4 failures of 10 is below 50 %. Closed.
+        let (c, last) = probes(&policy, &[f, s, f, s, f, s, f, s, s, s], 0);
+        assert_eq!((c.phase(), c.strikes(), c.streak(), c.step()), (Phase::Closed, 0, 0, 0));
+        assert_eq!(last.map(|t| t.why), Some(Reason::Recovered));
+        // Decided early: 6 successes first close at once (4 probes left cannot make 5).
+        assert_eq!(probes(&policy, &[s; 6], 0).0.phase(), Phase::Closed);
+        // The 5th failure reaches 50 %: re-opened, as a failed probe (backoff advanced).
+        let (c, last) = probes(&policy, &[s, f, f, s, f, f, f], 0);
+        assert_eq!((c.phase(), c.strikes(), c.streak(), c.step()), (Phase::Open, 0, 0, 1));
+        assert_eq!(last.map(|t| t.why), Some(Reason::ProbeFailed));
+        // Neutral outcomes count nothing: 9 of them leave the counts as they were.
+        let (c, _) = probes(&policy, &[f, s, n, n, n, n, n, n, n, n, n], 0);
+        assert_eq!((c.phase(), c.strikes(), c.streak()), (Phase::HalfOpen, 1, 1));
+        // A trip verdict re-opens at once, whatever the counts.
+        let (c, last) = probes(&policy, &[s, Outcome::TRIP], 0);
+        assert_eq!(
+            (c.phase(), last.map(|t| t.why)),
+            (Phase::Open, Some(Reason::ProbeFailed))
+        );
+    }
+
+    #[test]
+    fn a_lapsed_lease_reopens_under_a_half_open_rate() {
+        let policy = Policy::new(1, Duration::from_secs(1)).with_half_open_rate(10, 50);
+        let (c, _) = probes(&policy, &[Outcome::STRIKE, Outcome::Success], 0);
+        let probing = c.acquire(&policy, Instant::ZERO).next;
+        // The lease (the cooldown, 1 s) runs out: the next call finds it re-opened.
+        let step = probing.acquire(&policy, Instant::from_millis(1_000));
+        assert!(step.decision.is_err());
+        assert_eq!(step.transitions[1].map(|t| t.why), Some(Reason::LeaseExpired));
+        assert_eq!(
+            (step.next.phase(), step.next.strikes(), step.next.streak()),
+            (Phase::Open, 0, 0)
+        );
+    }
+
+    #[test]
+    fn patient_probation_changes_nothing_under_a_half_open_rate() {
+        let rated = Policy::new(1, Duration::from_secs(1)).with_half_open_rate(4, 50);
+        let both = rated.with_patient_probation();
+        let f = Outcome::STRIKE;
+        for script in [&[f, f][..], &[f, Outcome::Success, Outcome::Success, Outcome::Success]] {
+            assert_eq!(probes(&rated, script, 0), probes(&both, script, 0));
+        }
+        assert_eq!(probes(&both, &[f, f], 0).0.phase(), Phase::Open);
+    }
+
+    #[test]
+    fn a_half_open_rate_of_100_percent_closes_on_one_success() {
+        let policy = Policy::new(1, Duration::from_secs(1)).with_half_open_rate(3, 100);
+        let f = Outcome::STRIKE;
+        assert_eq!(probes(&policy, &[f, f, Outcome::Success], 0).0.phase(), Phase::Closed);
+        assert_eq!(probes(&policy, &[f, f, f], 0).0.phase(), Phase::Open);
+        // 1 % of 10 rounds up to one failure: the first one re-opens.
+        let strict = Policy::new(1, Duration::from_secs(1)).with_half_open_rate(10, 1);
+        assert_eq!(
+            (strict.probe_failures_to_open(), strict.probe_successes_to_close()),
+            (1, 10)
+        );
+        assert_eq!(probes(&strict, &[Outcome::Success, f], 0).0.phase(), Phase::Open);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! How a breaker decides: trip count (or failure-rate window), cooldown, probe lease,
-//! probes to close, backoff.
+//! probes to close (or a half-open failure rate), backoff.
 
 use core::fmt;
 
@@ -8,7 +8,8 @@ use crate::Duration;
 
 /// The largest trip count: strikes are kept in 8 bits.
 pub const MAX_TRIP: u32 = 255;
-/// The most consecutive probe successes a policy may require to close.
+/// The most consecutive probe successes a policy may require to close, and the most probes
+/// a half-open failure rate may permit ([`Policy::with_half_open_rate`]).
 pub const MAX_PROBES: u32 = 15;
 /// The most re-opens the backoff counts; past it the cooldown stays where it is.
 pub const MAX_BACKOFF_STEP: u8 = 15;
@@ -40,10 +41,21 @@ pub const MAX_BACKOFF_STEP: u8 = 15;
 #[cfg_attr(feature = "defmt", derive(defmt::Format))]
 pub struct Policy {
     trip: u8,
-    probes_to_close: u8,
+    /// Half-open: the probe successes that close ([`Policy::probe_successes_to_close`]):
+    /// the probes to close, or under a half-open failure rate the successes after which
+    /// the probes left cannot reach it, worked out once here so that a step only loads it.
+    close_after: u8,
     backoff_multiplier: u8,
-    /// [`PATIENT`] and [`COUNT_CALLS`].
+    /// [`PATIENT`], [`COUNT_CALLS`] and [`HALF_OPEN_RATE`].
     flags: u8,
+    /// [`Policy::with_half_open_rate`]'s permitted calls; 0 without the rule.
+    half_open_calls: u8,
+    /// [`Policy::with_half_open_rate`]'s failure rate in percent; 0 without the rule.
+    half_open_rate: u8,
+    /// Half-open: the probe failures that re-open ([`Policy::probe_failures_to_open`]):
+    /// 1 without the rule, else `ceil(rate * calls / 100)`, worked out once here so that
+    /// a step divides nothing (Cortex-M0 has no divide instruction) and only loads it.
+    open_after: u8,
     cooldown: Duration,
     max_cooldown: Duration,
     probe_lease: Duration,
@@ -56,6 +68,9 @@ pub struct Policy {
 const PATIENT: u8 = 1;
 /// [`Policy::counting_calls`]'s bit of `Policy::flags`.
 const COUNT_CALLS: u8 = 1 << 1;
+/// [`Policy::with_half_open_rate`]'s bit of `Policy::flags`: with it, [`PATIENT`] changes
+/// nothing (one masked test says whether a probe's strike only costs the streak).
+const HALF_OPEN_RATE: u8 = 1 << 2;
 
 /// Why a policy was rejected.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -108,6 +123,11 @@ pub enum PolicyError {
     BucketsOutOfRange,
     /// [`Policy::with_slow_failures`] on a policy without a slow-call rule.
     SlowFailuresNeedSlowCalls,
+    /// [`Policy::with_half_open_rate`]'s permitted calls were 0 or above [`MAX_PROBES`].
+    HalfOpenCallsOutOfRange,
+    /// Probes to close above 1 and a half-open failure rate on one policy: they are two
+    /// ways to judge half-open, and a policy has one.
+    HalfOpenRuleConflict,
 }
 
 impl PolicyError {
@@ -148,6 +168,10 @@ impl PolicyError {
             PolicyError::SlowFailuresNeedSlowCalls => {
                 "slow failures count in the slow-call rate: give the policy a slow-call rule first (with_slow_calls)"
             }
+            PolicyError::HalfOpenCallsOutOfRange => "half-open permitted calls must be between 1 and 15",
+            PolicyError::HalfOpenRuleConflict => {
+                "probes to close above 1 and a half-open failure rate exclude each other: choose one"
+            }
         }
     }
 
@@ -177,12 +201,12 @@ macro_rules! unwrap_policy {
 pub(crate) use unwrap_policy;
 
 impl Policy {
-    /// The policy as the seven words a [`LivePolicy`](crate::LivePolicy) stores.
-    pub(crate) const fn to_words(self) -> [u32; 7] {
+    /// The policy as the eight words a [`LivePolicy`](crate::LivePolicy) stores.
+    pub(crate) const fn to_words(self) -> [u32; 8] {
         let [w0, w1, w2] = self.window.to_words();
         [
             self.trip as u32
-                | (self.probes_to_close as u32) << 8
+                | (self.close_after as u32) << 8
                 | (self.backoff_multiplier as u32) << 16
                 | (self.flags as u32) << 24,
             self.cooldown.as_millis(),
@@ -191,20 +215,24 @@ impl Policy {
             w0,
             w1,
             w2,
+            self.half_open_calls as u32 | (self.half_open_rate as u32) << 8 | (self.open_after as u32) << 16,
         ]
     }
 
     /// The policy [`Policy::to_words`] stored.
-    pub(crate) const fn from_words(w: [u32; 7]) -> Policy {
+    pub(crate) const fn from_words(w: [u32; 8]) -> Policy {
         Policy {
             trip: w[0] as u8,
-            probes_to_close: (w[0] >> 8) as u8,
+            close_after: (w[0] >> 8) as u8,
             backoff_multiplier: (w[0] >> 16) as u8,
             flags: (w[0] >> 24) as u8,
             cooldown: Duration::from_millis(w[1]),
             max_cooldown: Duration::from_millis(w[2]),
             probe_lease: Duration::from_millis(w[3]),
             window: Window::from_words([w[4], w[5], w[6]]),
+            half_open_calls: w[7] as u8,
+            half_open_rate: (w[7] >> 8) as u8,
+            open_after: (w[7] >> 16) as u8,
         }
     }
 
@@ -227,9 +255,12 @@ impl Policy {
         }
         Ok(Policy {
             trip: trip as u8,
-            probes_to_close: 1,
+            close_after: 1,
             backoff_multiplier: 1,
             flags: 0,
+            half_open_calls: 0,
+            half_open_rate: 0,
+            open_after: 1,
             cooldown,
             max_cooldown: cooldown,
             probe_lease: cooldown,
@@ -255,10 +286,12 @@ impl Policy {
     }
 
     /// How many consecutive probe successes close the breaker (probes are granted one
-    /// at a time).
+    /// at a time). A policy judges half-open either this way or by a failure rate
+    /// ([`Policy::with_half_open_rate`]), not both.
     ///
     /// # Panics
-    /// If `probes` is 0 or above [`MAX_PROBES`] (a compile error in a `const`).
+    /// If `probes` is 0 or above [`MAX_PROBES`], or above 1 on a policy with a half-open
+    /// failure rate (a compile error in a `const`).
     pub const fn with_probes_to_close(self, probes: u32) -> Policy {
         unwrap_policy!(self.try_with_probes_to_close(probes))
     }
@@ -268,8 +301,123 @@ impl Policy {
         if probes == 0 || probes > MAX_PROBES {
             return Err(PolicyError::ProbesOutOfRange);
         }
-        self.probes_to_close = probes as u8;
+        if self.half_open_rate != 0 {
+            // `probes_to_close` is 1 under the rule: 1 changes nothing, more conflicts.
+            return if probes > 1 {
+                Err(PolicyError::HalfOpenRuleConflict)
+            } else {
+                Ok(self)
+            };
+        }
+        self.close_after = probes as u8;
         Ok(self)
+    }
+
+    /// Judges half-open by the failure rate of its probes, as resilience4j's
+    /// `permittedNumberOfCallsInHalfOpenState` does, instead of by consecutive successes:
+    /// up to `calls` probes are let through, still one at a time, and each probe's outcome
+    /// is counted (a success or a strike; a neutral outcome frees the slot and counts
+    /// nothing). With `f` failures among `calls` outcomes the breaker closes if
+    /// `f * 100 < percent * calls`, and re-opens (as a failed probe: with the backoff
+    /// advanced) otherwise, as resilience4j's "failure rate at or above the threshold
+    /// opens".
+    ///
+    /// The verdict is taken as soon as it is certain rather than after the last permitted
+    /// call, and is the one waiting would give: the breaker re-opens at the failure that
+    /// reaches `ceil(percent * calls / 100)` failures, and closes at the success after
+    /// which the probes left could no longer reach it. A trip verdict still re-opens at
+    /// once, and so does a lapsed probe lease. [`Policy::with_patient_probation`] changes
+    /// nothing under this rule (it already tolerates strikes below the rate).
+    ///
+    /// Probes stay one at a time (a probe out refuses every other call), as everywhere in
+    /// this library: one probe out is what the probe lease times, what a shared breaker's
+    /// one state word and the Redis replicas' one-probe rule guard; letting `calls` probes
+    /// out at once would send a recovering upstream a burst when it can take least.
+    ///
+    /// ```
+    /// use breaker_core::{Breaker, Duration, Instant, Outcome, Phase, Policy};
+    ///
+    /// // Half-open: 10 probes, re-open at a failure rate of 50 % (5 failures of 10).
+    /// let policy = Policy::new(1, Duration::from_secs(60)).with_half_open_rate(10, 50);
+    /// let mut b = Breaker::new(policy);
+    /// let p = b.try_acquire(Instant::ZERO).unwrap();
+    /// b.record(p, Outcome::STRIKE, Instant::ZERO);
+    /// let later = Instant::ZERO.wrapping_add(Duration::from_secs(60));
+    /// for outcome in [Outcome::STRIKE; 4] {
+    ///     let probe = b.try_acquire(later).unwrap();
+    ///     b.record(probe, outcome, later); // 4 failures: still half-open
+    /// }
+    /// for _ in 0..5 {
+    ///     let probe = b.try_acquire(later).unwrap();
+    ///     b.record(probe, Outcome::Success, later);
+    ///     assert_eq!(b.phase(later), Phase::HalfOpen);
+    /// }
+    /// // The sixth success: the one probe left cannot make 5 failures. Closed.
+    /// let probe = b.try_acquire(later).unwrap();
+    /// b.record(probe, Outcome::Success, later);
+    /// assert_eq!(b.phase(later), Phase::Closed);
+    /// ```
+    ///
+    /// # Panics
+    /// If `calls` is 0 or above [`MAX_PROBES`] (the counts live in the breaker's state
+    /// word, beside the probe slot), `percent` is 0 or above 100, or the policy needs more
+    /// than one consecutive probe success to close (a compile error in a `const`).
+    pub const fn with_half_open_rate(self, calls: u32, percent: u32) -> Policy {
+        unwrap_policy!(self.try_with_half_open_rate(calls, percent))
+    }
+
+    /// [`Policy::with_half_open_rate`] for values known only at run time.
+    pub const fn try_with_half_open_rate(mut self, calls: u32, percent: u32) -> Result<Policy, PolicyError> {
+        if calls == 0 || calls > MAX_PROBES {
+            return Err(PolicyError::HalfOpenCallsOutOfRange);
+        }
+        if percent == 0 || percent > 100 {
+            return Err(PolicyError::RateOutOfRange);
+        }
+        if self.probes_to_close() > 1 {
+            return Err(PolicyError::HalfOpenRuleConflict);
+        }
+        let failures = (percent * calls).div_ceil(100);
+        self.half_open_calls = calls as u8;
+        self.half_open_rate = percent as u8;
+        self.open_after = failures as u8;
+        self.close_after = (calls + 1 - failures) as u8;
+        self.flags |= HALF_OPEN_RATE;
+        Ok(self)
+    }
+
+    /// The half-open failure-rate rule, as `(calls, percent)` (see
+    /// [`Policy::with_half_open_rate`]); `None` for consecutive probe successes.
+    pub const fn half_open_rate(&self) -> Option<(u32, u32)> {
+        if self.half_open_rate != 0 {
+            Some((self.half_open_calls as u32, self.half_open_rate as u32))
+        } else {
+            None
+        }
+    }
+
+    /// Half-open: the probe failures (strikes) that re-open, counted in the state word's
+    /// strike bits: `ceil(percent * calls / 100)` under a failure-rate rule, else 1 (the
+    /// first failed probe re-opens, or with patient probation resets the streak).
+    #[inline(always)]
+    pub(crate) const fn probe_failures_to_open(&self) -> u32 {
+        self.open_after as u32
+    }
+
+    /// Half-open: the probe successes (consecutive ones without a failure-rate rule) that
+    /// close, counted in the state word's streak bits. Under a failure-rate rule, the
+    /// successes after which the probes left cannot reach
+    /// [`Policy::probe_failures_to_open`]: `calls - failures_to_open + 1`.
+    #[inline(always)]
+    pub(crate) const fn probe_successes_to_close(&self) -> u32 {
+        self.close_after as u32
+    }
+
+    /// Half-open: whether a probe's strike only costs the streak (patient probation, and
+    /// no half-open failure rate, under which it changes nothing).
+    #[inline(always)]
+    pub(crate) const fn patient_streak(&self) -> bool {
+        self.flags & (PATIENT | HALF_OPEN_RATE) == PATIENT
     }
 
     /// Each re-open without an intervening close multiplies the cooldown by `multiplier`,
@@ -322,7 +470,7 @@ impl Policy {
     }
 
     /// Whether a probe's strike keeps the breaker half-open (see
-    /// [`Policy::with_patient_probation`]).
+    /// [`Policy::with_patient_probation`]; under a half-open failure rate the rate decides).
     pub const fn patient_probation(&self) -> bool {
         self.flags & PATIENT != 0
     }
@@ -393,9 +541,14 @@ impl Policy {
         self.probe_lease
     }
 
-    /// Consecutive probe successes needed to close.
+    /// Consecutive probe successes needed to close (1 under a half-open failure rate,
+    /// [`Policy::with_half_open_rate`], which judges half-open instead).
     pub const fn probes_to_close(&self) -> u32 {
-        self.probes_to_close as u32
+        if self.half_open_rate == 0 {
+            self.close_after as u32
+        } else {
+            1
+        }
     }
 
     /// The closed state's rate rule, for a windowed policy ([`Policy::failure_rate`]);
@@ -459,6 +612,44 @@ mod tests {
             p.try_with_backoff(2, Duration::from_secs(29)),
             Err(PolicyError::CapBelowCooldown)
         );
+        assert_eq!(
+            p.try_with_half_open_rate(0, 50),
+            Err(PolicyError::HalfOpenCallsOutOfRange)
+        );
+        assert_eq!(
+            p.try_with_half_open_rate(16, 50),
+            Err(PolicyError::HalfOpenCallsOutOfRange)
+        );
+        assert_eq!(p.try_with_half_open_rate(10, 0), Err(PolicyError::RateOutOfRange));
+        assert_eq!(p.try_with_half_open_rate(10, 101), Err(PolicyError::RateOutOfRange));
+        let two = p.with_probes_to_close(2);
+        assert_eq!(
+            two.try_with_half_open_rate(10, 50),
+            Err(PolicyError::HalfOpenRuleConflict)
+        );
+        let rated = p.with_half_open_rate(10, 50);
+        assert_eq!(
+            rated.try_with_probes_to_close(2),
+            Err(PolicyError::HalfOpenRuleConflict)
+        );
+        assert_eq!(rated.try_with_probes_to_close(1), Ok(rated));
+        assert_eq!(rated.half_open_rate(), Some((10, 50)));
+        assert_eq!(rated.probes_to_close(), 1);
+        assert_eq!(
+            (rated.probe_failures_to_open(), rated.probe_successes_to_close()),
+            (5, 6)
+        );
+        // A second rule replaces the first; patient probation is kept but does not apply.
+        let again = rated.with_half_open_rate(4, 25);
+        assert_eq!(again.half_open_rate(), Some((4, 25)));
+        assert_eq!(
+            (again.probe_failures_to_open(), again.probe_successes_to_close()),
+            (1, 4)
+        );
+        assert!(rated.with_patient_probation().patient_probation());
+        assert!(!rated.with_patient_probation().patient_streak());
+        assert!(p.with_patient_probation().patient_streak());
+        assert_eq!(p.half_open_rate(), None);
     }
 
     #[test]

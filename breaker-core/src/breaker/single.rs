@@ -29,11 +29,12 @@ pub struct Counters {
     /// Probes whose lease expired unanswered.
     pub lease_expiries: u32,
     /// Probes that succeeded: each success of a probe, whether it closed the breaker or
-    /// counted toward [`Policy::probes_to_close`].
+    /// counted toward [`Policy::probes_to_close`] (or a half-open failure rate,
+    /// [`Policy::with_half_open_rate`]).
     pub probe_successes: u32,
     /// Probes that failed: a strike or a trip verdict (re-opening the breaker, or, with
-    /// [`Policy::patient_probation`], costing the streak), a probe's permit dropped
-    /// unanswered. A lapsed lease is counted in `lease_expiries` instead.
+    /// [`Policy::patient_probation`], costing the streak, or under a half-open failure
+    /// rate counted toward it), a probe's permit dropped unanswered. A lapsed lease is counted in `lease_expiries` instead.
     pub probe_failures: u32,
     /// Probes answered neutral: the probe slot freed, nothing learned.
     pub probe_neutrals: u32,

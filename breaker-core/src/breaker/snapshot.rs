@@ -13,8 +13,8 @@
 //! | 0..2   | magic `b"CB"` |
 //! | 2      | format version: 2 ([`Snapshot::VERSION`]) |
 //! | 3      | bits 0..2: phase (0 closed, 1 open, 2 half-open; 3 is invalid); bit 2: probing (half-open only); bit 3: forced (open only); bits 4..8: 0 |
-//! | 4      | strikes (closed) |
-//! | 5      | probe streak (half-open), at most 15 |
+//! | 4      | strikes (closed); probe failures (half-open, under a half-open failure rate) |
+//! | 5      | probe streak (half-open; under a half-open failure rate the probe successes), at most 15 |
 //! | 6      | backoff step, at most 15 |
 //! | 7      | window kind: 0 none, 1 count window, 2 time window; not 0 only when closed |
 //! | 8..12  | u32, remaining wait in ms (open: cooldown; half-open probing: lease), at most 2^30 - 1 |
@@ -71,9 +71,11 @@ pub struct Snapshot {
     pub forced: bool,
     /// Half-open with a probe out.
     pub probing: bool,
-    /// Consecutive strikes (closed).
+    /// Consecutive strikes (closed). Half-open under a half-open failure rate
+    /// ([`Policy::with_half_open_rate`]): the probe failures counted.
     pub strikes: u8,
-    /// Consecutive probe successes (half-open), at most 15.
+    /// Consecutive probe successes (half-open), at most 15. Under a half-open failure
+    /// rate: the probe successes counted.
     pub streak: u8,
     /// Backoff step: re-opens since the last close, at most 15.
     pub step: u8,
@@ -385,8 +387,9 @@ impl Snapshot {
     }
 
     /// The state this snapshot describes, as of `now`, for a breaker following `policy`.
-    /// Values the policy cannot hold (more strikes than its trip count) are clamped below
-    /// the threshold; the next generation after `current`'s makes every permit granted
+    /// Values the policy cannot hold (more strikes than its trip count, more probe
+    /// failures or successes than its half-open rule counts before deciding) are clamped
+    /// below the threshold; the next generation after `current`'s makes every permit granted
     /// before it stale. `current`'s shadow mode is kept: a mode, not a state the snapshot
     /// holds.
     pub(crate) fn resume(&self, policy: &Policy, current: Core, now: Instant) -> Core {
@@ -404,13 +407,13 @@ impl Snapshot {
             self.phase,
             self.probing && self.phase == Phase::HalfOpen,
             self.forced && self.phase == Phase::Open,
-            if self.phase == Phase::Closed {
-                below(self.strikes, policy.trip())
-            } else {
-                0
+            match self.phase {
+                Phase::Closed => below(self.strikes, policy.trip()),
+                Phase::HalfOpen => below(self.strikes, policy.probe_failures_to_open()),
+                Phase::Open => 0,
             },
             if self.phase == Phase::HalfOpen {
-                below(self.streak, policy.probes_to_close())
+                below(self.streak, policy.probe_successes_to_close())
             } else {
                 0
             },
@@ -433,7 +436,8 @@ impl<O: Observer> Breaker<O> {
 
     /// Takes the state, counters and window of `snapshot` as of `now`: an open breaker's
     /// cooldown resumes with the time that was left, a closed one's window with its samples
-    /// (none if the snapshot's window is of another kind than the policy's). Permits granted
+    /// (none if the snapshot's window is of another kind than the policy's), a half-open
+    /// one's probe successes and failures where it left off. Permits granted
     /// before become stale.
     pub fn restore(&mut self, snapshot: &Snapshot, now: Instant) {
         self.core = snapshot.resume(&self.policy, self.core, now);
@@ -453,7 +457,8 @@ impl<O: ?Sized + Observer, P: crate::PolicyStore, S: crate::counts::CountStore> 
 
     /// Takes the state, counters and window of `snapshot` as of `now`: an open breaker's
     /// cooldown resumes with the time that was left, a closed one's window with its samples
-    /// (none if the snapshot's window is of another kind than the policy's). Meant for
+    /// (none if the snapshot's window is of another kind than the policy's), a half-open
+    /// one's probe successes and failures where it left off. Meant for
     /// start-up, before the breaker is in use; permits granted before become stale.
     pub fn restore(&self, snapshot: &Snapshot, now: Instant) {
         let policy = self.policy();

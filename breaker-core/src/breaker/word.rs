@@ -216,7 +216,8 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>, S: crate::counts::Co
 
     /// Whether `word` is a state this breaker's policy can reach: a known phase, the probe
     /// slot only in half-open, `forced` only in open, fewer strikes than the trip count
-    /// (closed only), a streak below the probes to close (half-open only), a backoff step
+    /// (closed; in half-open fewer probe failures than a half-open failure rate's
+    /// threshold), a streak below the probe successes that close (half-open only), a backoff step
     /// within bounds. A word from a store that fails this is not to be obeyed.
     pub fn admits_word(&self, word: u64) -> bool {
         let c = Core::unpack(word);
@@ -225,8 +226,12 @@ impl<O: ?Sized + Observer, P: core::borrow::Borrow<Policy>, S: crate::counts::Co
         phase_known
             && (!c.probe_out() || c.is(Phase::HalfOpen))
             && (!c.forced() || c.is(Phase::Open))
-            && (u32::from(c.strikes()) < policy.trip() && (c.strikes() == 0 || c.is(Phase::Closed)))
-            && (u32::from(c.streak()) < policy.probes_to_close() && (c.streak() == 0 || c.is(Phase::HalfOpen)))
+            && if c.is(Phase::HalfOpen) {
+                u32::from(c.strikes()) < policy.probe_failures_to_open()
+            } else {
+                u32::from(c.strikes()) < policy.trip() && (c.strikes() == 0 || c.is(Phase::Closed))
+            }
+            && (u32::from(c.streak()) < policy.probe_successes_to_close() && (c.streak() == 0 || c.is(Phase::HalfOpen)))
             && c.step() <= MAX_BACKOFF_STEP
     }
 }
@@ -339,5 +344,21 @@ mod tests {
             !b.admits_word(word(Phase::Closed, false, false, 0, 0, 0) | 0b11),
             "phase 3"
         );
+        assert!(
+            !b.admits_word(word(Phase::HalfOpen, false, false, 1, 0, 0)),
+            "probe failures without a half-open rate"
+        );
+    }
+
+    #[test]
+    fn a_half_open_rate_admits_the_failures_and_successes_it_counts() {
+        // 10 calls at 50 %: re-opens at 5 failures, closes at 6 successes.
+        static RATED: Policy = Policy::new(2, Duration::from_millis(100)).with_half_open_rate(10, 50);
+        let b = SharedBreaker::new(&RATED);
+        let word =
+            |strikes, streak| Core::from_fields(Phase::HalfOpen, false, false, strikes, streak, 0, 7, at(3)).pack();
+        assert!(b.admits_word(word(4, 5)));
+        assert!(!b.admits_word(word(5, 0)), "failures that re-open");
+        assert!(!b.admits_word(word(0, 6)), "successes that close");
     }
 }

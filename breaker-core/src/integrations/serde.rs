@@ -307,6 +307,17 @@ struct PolicyRepr {
     /// A failure-rate window instead of `trip` (which is then 0).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     window: Option<WindowRuleRepr>,
+    /// [`Policy::with_half_open_rate`] instead of consecutive probe successes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    half_open: Option<HalfOpenRepr>,
+}
+
+/// A half-open failure-rate rule: `{"calls": 10, "failure_rate": 50}`.
+#[derive(Serialize, Deserialize)]
+#[serde(rename = "HalfOpen", deny_unknown_fields)]
+struct HalfOpenRepr {
+    calls: u32,
+    failure_rate: u32,
 }
 
 /// A windowed policy's rule: `calls` or `time_ms` (one of the two), `failure_rate`,
@@ -335,7 +346,8 @@ fn is_false(b: &bool) -> bool {
 
 /// `{"trip": 3, "cooldown_ms": 30000, "probe_lease_ms": 30000, "probes_to_close": 1,
 /// "backoff_multiplier": 1, "max_cooldown_ms": 30000, "patient_probation": false}`, with
-/// `"count_calls": true` ([`Policy::counting_calls`]) and a `window` only where set.
+/// `"count_calls": true` ([`Policy::counting_calls`]), a `window` and a `half_open` rule
+/// (`{"calls": 10, "failure_rate": 50}`, [`Policy::with_half_open_rate`]) only where set.
 impl Serialize for Policy {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         PolicyRepr {
@@ -362,6 +374,9 @@ impl Serialize for Policy {
                     slow_failures: w.slow_failures(),
                 }
             }),
+            half_open: self
+                .half_open_rate()
+                .map(|(calls, failure_rate)| HalfOpenRepr { calls, failure_rate }),
         }
         .serialize(s)
     }
@@ -369,8 +384,8 @@ impl Serialize for Policy {
 
 /// The serialized form, through [`Policy::try_new`] (or [`Policy::try_failure_rate`] for
 /// a `window`) and the other `try_` builders: a policy they reject (trip 0, a cap below the
-/// cooldown, ...) is an error naming the problem. `patient_probation`, `count_calls` and
-/// `window` may be left out (false, false, none).
+/// cooldown, ...) is an error naming the problem. `patient_probation`, `count_calls`,
+/// `window` and `half_open` may be left out (false, false, none, none).
 impl<'de> Deserialize<'de> for Policy {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Policy, D::Error> {
         let p = PolicyRepr::deserialize(d)?;
@@ -409,6 +424,10 @@ impl<'de> Deserialize<'de> for Policy {
             .and_then(|q| q.try_with_probe_lease(p.probe_lease_ms))
             .and_then(|q| q.try_with_probes_to_close(p.probes_to_close))
             .and_then(|q| q.try_with_backoff(p.backoff_multiplier, p.max_cooldown_ms))
+            .and_then(|q| match &p.half_open {
+                Some(h) => q.try_with_half_open_rate(h.calls, h.failure_rate),
+                None => Ok(q),
+            })
             .map_err(|e| D::Error::custom(e.message()))?;
         let policy = if p.patient_probation {
             policy.with_patient_probation()

@@ -79,7 +79,10 @@ pub struct SavedState {
     /// Closed: consecutive strikes. Open or half-open: openings since the last close (1
     /// for the first, 2 after a re-open, and so on: the backoff step plus one).
     pub consecutive_failures: u32,
-    /// Half-open: consecutive probe successes so far.
+    /// Half-open: consecutive probe successes so far (under a half-open failure rate,
+    /// [`Policy::with_half_open_rate`](crate::Policy::with_half_open_rate), the probe
+    /// successes counted; its probe failures have no field in this format, so a breaker
+    /// restored from it counts them from zero).
     pub consecutive_successes: u32,
     /// Half-open: a probe was out when the state was saved.
     pub probing: bool,

@@ -74,17 +74,22 @@ pub fn op() -> impl Strategy<Value = Op> {
     any::<u64>().prop_map(|seed| Draw(seed).op())
 }
 
-/// Small policies, so short sequences reach every state.
+/// Small policies, so short sequences reach every state: now and then half-open judged
+/// by a failure rate over a few calls instead of a streak.
 pub fn policy() -> impl Strategy<Value = Policy> {
     (
         (1u32..4, 1u32..40, 1u32..40, 1u32..4),
         (1u32..4, 0u32..100, any::<bool>()),
+        proptest::option::weighted(0.3, (1u32..7, 1u32..=100)),
     )
-        .prop_map(|((trip, cool, lease, probes), (mult, extra, patient))| {
+        .prop_map(|((trip, cool, lease, probes), (mult, extra, patient), rate)| {
             let p = Policy::new(trip, Duration::from_millis(cool))
                 .with_probe_lease(Duration::from_millis(lease))
-                .with_probes_to_close(probes)
                 .with_backoff(mult, Duration::from_millis(cool + extra));
+            let p = match rate {
+                Some((calls, percent)) => p.with_half_open_rate(calls, percent),
+                None => p.with_probes_to_close(probes),
+            };
             if patient {
                 p.with_patient_probation()
             } else {
