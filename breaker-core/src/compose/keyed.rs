@@ -424,8 +424,9 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         let mut i = Self::home(key);
         for _ in 0..N {
             let mut w = self.slots[i].load(Ordering::Acquire);
-            // A hit first: the key, ready (one mask and compare).
-            if w & KEY_AND_STATE == ready {
+            // A hit first, with one mask and compare, where a 64-bit word takes one of each
+            // (a 32-bit target takes two: the tests below find a hit as cheaply there).
+            if cfg!(target_pointer_width = "64") && w & KEY_AND_STATE == ready {
                 self.touch(i);
                 return Ok((i, w));
             }
@@ -441,12 +442,11 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
                     Err(actual) => w = actual,
                 }
             }
-            if w & KEY_AND_STATE == ready {
-                // Taken by this very key an instant ago (the compare-and-swap above lost).
-                self.touch(i);
-                return Ok((i, w));
-            }
             if key_of(w) == key {
+                if w & STATE_MASK == READY {
+                    self.touch(i);
+                    return Ok((i, w));
+                }
                 return Err(TableError::Busy); // being placed by an eviction
             }
             i += 1;
