@@ -84,3 +84,45 @@ fn a_call_racing_its_keys_eviction_never_counts_against_the_new_key() {
         }
     });
 }
+
+#[derive(Debug)]
+struct Down;
+impl breaker_core::Classify for Down {}
+
+/// The same race through `call` (the entry's own path, the lone breaker's closed path with
+/// the slot's word checked after the breaker's is read): the strike never changes the
+/// state of the key that takes the slot.
+#[test]
+fn a_call_through_the_entry_racing_its_keys_eviction_never_counts_against_the_new_key() {
+    loom::model(|| {
+        let table = Arc::new(KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]));
+        table.try_entry(1).unwrap();
+        let caller = {
+            let table = table.clone();
+            thread::spawn(move || {
+                let mut one = table.entry(1);
+                let _ = one.call(&CLOCK, || Err::<(), _>(Down));
+            })
+        };
+        let evictor = {
+            let table = table.clone();
+            thread::spawn(move || table.try_entry(2).map(|_| ()))
+        };
+        caller.join().unwrap();
+        let placed = evictor.join().unwrap();
+        let held: Vec<u32> = table.iter().map(|(k, _)| k).collect();
+        assert_eq!(held.len(), 1, "one slot, one key");
+        if placed.is_ok() {
+            assert_eq!(held, [2]);
+            let two = table.get(2).unwrap();
+            assert_eq!(
+                two.state(Instant::ZERO),
+                State::Closed { strikes: 0 },
+                "key 1's strike is not key 2's"
+            );
+            assert!(two.counters().failures <= 1);
+        } else if held == [1] {
+            assert!(table.get(1).unwrap().counters().failures <= 1);
+        }
+    });
+}

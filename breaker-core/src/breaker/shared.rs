@@ -1179,6 +1179,65 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         }
     }
 
+    /// [`SharedBreaker::call_classified`] for a breaker that a keyed table's slot holds
+    /// for one key at a time: `held()` says whether the slot still holds it for the
+    /// caller's key. It is asked after the state word is read (an eviction changes the
+    /// slot before it recycles the breaker, so a word read before a `true` is the key's)
+    /// and again after a gate that had to decide (a refusal, a probe); `false` at either
+    /// point hands `f` and `classify` back unmade (a probe taken is given back, neutral),
+    /// for the caller to look its key up again. The closed-state call is the lone
+    /// breaker's: no clock read, nothing written, the outcome reported under the word's
+    /// generation (dropped if the breaker has been recycled since). A windowed breaker
+    /// hands the call back at once (its path goes through a permit).
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn call_held<T, E, F, K, C: Clock>(
+        &self,
+        clock: &C,
+        held: impl Fn() -> bool,
+        f: F,
+        classify: K,
+    ) -> Result<Result<T, CallError<E>>, (F, K)>
+    where
+        F: FnOnce() -> Result<T, E>,
+        K: FnOnce(&E) -> Verdict,
+    {
+        if window::of_store(&self.observer, &self.inner.policy).is_some() {
+            return Err((f, classify));
+        }
+        let w = self.inner.word.load(Ordering::Acquire);
+        if !held() {
+            return Err((f, classify));
+        }
+        if Core::hot_ticket(w).is_none() {
+            let decision = self.gate(w, clock);
+            if !held() {
+                if let Ok(ticket) = decision {
+                    if ticket.probe {
+                        self.report(ticket, Outcome::NEUTRAL, clock);
+                    }
+                }
+                return Err((f, classify));
+            }
+            return Ok(match decision {
+                Ok(ticket) => self.call_slow(clock, ticket, f, classify, CallError::Inner),
+                Err(r) => Err(CallError::Refused(r)),
+            });
+        }
+        Ok(match f() {
+            Ok(v) => {
+                if !Core::is_hot(self.inner.word.load(Ordering::Acquire)) {
+                    self.record_ticket(Core::closed_ticket(w), Outcome::Success, clock.now());
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                self.record_ticket(Core::closed_ticket(w), Outcome::Error(classify(&e)), clock.now());
+                Err(CallError::Inner(e))
+            }
+        })
+    }
+
     /// [`SharedBreaker::call_inner`] off the hot path, out of line: a refusal, or a
     /// half-open probe under a guard.
     #[inline(never)]

@@ -100,8 +100,8 @@ use crate::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::counts::{CountStore, DefaultCounts};
 use crate::layout::{Core, Ticket};
 use crate::{
-    CallTicket, CircuitBreaker, Clock, Counters, Duration, Observer, Outcome, Policy, Reason, Refused, SharedBreaker,
-    State,
+    CallError, CallTicket, CircuitBreaker, Clock, Counters, Duration, Observer, Outcome, Policy, Reason, Refused,
+    SharedBreaker, State, Verdict,
 };
 
 /// A key of a [`KeyedBreakers`] table: anything that converts to 32 bits and back without
@@ -685,6 +685,30 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountSt
         self.enter(clock)
     }
 
+    /// [`CircuitBreaker::call_classified`] through a permit (a windowed breaker, or a
+    /// key whose slot changed hands during the call's gate: looked up again first).
+    #[cold]
+    #[inline(never)]
+    fn call_evicted<T, E, C: Clock>(
+        &mut self,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
+        self.refresh();
+        let attempt = self.attempt(clock).map_err(CallError::Refused)?;
+        match f() {
+            Ok(value) => {
+                attempt.record(Outcome::Success);
+                Ok(value)
+            }
+            Err(error) => {
+                attempt.record(Outcome::Error(classify(&error)));
+                Err(CallError::Inner(error))
+            }
+        }
+    }
+
     /// Looks the key up again if it was evicted since this entry was handed out.
     fn refresh(&mut self) {
         if self.slot != UNGUARDED && self.current().is_none() {
@@ -749,6 +773,28 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
     fn abandon<C: Clock>(&mut self, ticket: KeyedTicket, clock: &C) {
         if let Some(breaker) = self.table.ticket_breaker(&ticket) {
             breaker.abandon(ticket.ticket, clock);
+        }
+    }
+
+    /// One call through the key's breaker, on the lone breaker's own path (closed: no
+    /// clock read, nothing written; a refusal settled inline), with the slot's word
+    /// checked after the breaker's is read and after a gate that had to decide; a slot
+    /// that changed hands meanwhile sends the call through the key's new entry.
+    #[inline(always)]
+    fn call_classified<T, E, C: Clock>(
+        &mut self,
+        clock: &C,
+        f: impl FnOnce() -> Result<T, E>,
+        classify: impl FnOnce(&E) -> Verdict,
+    ) -> Result<T, CallError<E>> {
+        if self.slot == UNGUARDED {
+            return f().map_err(CallError::Inner);
+        }
+        let (table, i, word) = (self.table, self.slot as usize, self.word);
+        let held = || table.slots[i].load(Ordering::Acquire) == word;
+        match table.breakers[i].call_held(clock, held, f, classify) {
+            Ok(result) => result,
+            Err((f, classify)) => self.call_evicted(clock, f, classify),
         }
     }
 

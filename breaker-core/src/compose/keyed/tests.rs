@@ -268,3 +268,49 @@ fn a_counting_policy_s_idle_entries_are_evicted_and_recycled_still_counting() {
     let c = t.get(3).unwrap().counters();
     assert_eq!((c.calls, c.successes), (1, 1));
 }
+
+#[derive(Debug)]
+struct Down;
+impl crate::Classify for Down {}
+
+#[test]
+fn a_call_through_an_entry_counts_on_its_key_even_kept_across_its_eviction() {
+    let t = KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]);
+    let clock = ManualClock::new(Instant::ZERO);
+    // The closed path: a failure counts on the key, a success clears nothing else.
+    let mut a = t.entry(1);
+    assert!(matches!(
+        a.call(&clock, || Err::<(), _>(Down)),
+        Err(CallError::Inner(Down))
+    ));
+    assert_eq!(t.get(1).unwrap().counters().failures, 1);
+    assert_eq!(a.call(&clock, || Ok::<_, Down>(5)).unwrap(), 5);
+    assert_eq!(t.get(1).unwrap().state(clock.now()), State::Closed { strikes: 0 });
+    // Key 2 takes the one slot; A's next call finds the slot changed hands, looks key 1
+    // up again (evicting 2, closed and idle) and counts on key 1's breaker, not on 2's.
+    let two = t.try_entry(2).unwrap();
+    assert!(two.is_guarded() && a.breaker().is_none());
+    assert!(matches!(
+        a.call(&clock, || Err::<(), _>(Down)),
+        Err(CallError::Inner(Down))
+    ));
+    assert!(t.get(2).is_none());
+    assert_eq!(t.get(1).unwrap().counters().failures, 1);
+    assert_eq!(t.evictions(), 2);
+    // Tripped through calls, the key refuses the next one without making it.
+    assert!(matches!(
+        a.call(&clock, || Err::<(), _>(Down)),
+        Err(CallError::Inner(Down))
+    ));
+    assert_eq!(t.get(1).unwrap().phase(clock.now()), Phase::Open);
+    let mut made = false;
+    assert!(matches!(
+        a.call(&clock, || {
+            made = true;
+            Ok::<_, Down>(())
+        }),
+        Err(CallError::Refused(_))
+    ));
+    assert!(!made);
+    assert_eq!(t.get(1).unwrap().counters().skips, 1);
+}
