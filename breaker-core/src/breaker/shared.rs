@@ -1179,16 +1179,17 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         }
     }
 
-    /// [`SharedBreaker::call_classified`] for a breaker that a keyed table's slot holds
-    /// for one key at a time: `held()` says whether the slot still holds it for the
-    /// caller's key. It is asked after the state word is read (an eviction changes the
-    /// slot before it recycles the breaker, so a word read before a `true` is the key's)
-    /// and again after a gate that had to decide (a refusal, a probe); `false` at either
-    /// point hands `f` and `classify` back unmade (a probe taken is given back, neutral),
-    /// for the caller to look its key up again. The closed-state call is the lone
+    /// [`SharedBreaker::call_classified`]'s closed-state path for a breaker that a keyed
+    /// table's slot holds for one key at a time: `held()` says whether the slot still
+    /// holds it for the caller's key, and is asked after the state word is read (an
+    /// eviction changes the slot before it recycles the breaker, so a word read before a
+    /// `true` is the key's). Closed with nothing pending and held, the call is the lone
     /// breaker's: no clock read, nothing written, the outcome reported under the word's
-    /// generation (dropped if the breaker has been recycled since). A windowed breaker
-    /// hands the call back at once (its path goes through a permit).
+    /// generation (dropped if the breaker has been recycled since). Open and cooling down,
+    /// or forced open, and held, the refusal is settled here, as the lone breaker's gate
+    /// settles it. Anything else (a probe, a counted or windowed call, a slot that changed
+    /// hands) hands `f` and `classify` back unmade, for the caller's gate, which checks the
+    /// slot again after it decides.
     #[inline(always)]
     #[allow(clippy::type_complexity)]
     pub(crate) fn call_held<T, E, F, K, C: Clock>(
@@ -1206,23 +1207,24 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
             return Err((f, classify));
         }
         let w = self.inner.word.load(Ordering::Acquire);
+        if Core::hot_ticket(w).is_none() {
+            // The gate's two refusals, settled here as the lone breaker settles them (the
+            // word read before `held()` is the key's); anything else goes to the caller.
+            let refused = if w & Core::COOLING_MASK == Core::COOLING_BITS {
+                Core::cooling_refusal(w, &self.inner.policy(), clock.now())
+            } else {
+                Core::forced_refusal(w)
+            };
+            return match refused {
+                Some(refused) if held() => {
+                    self.inner.count_skip();
+                    Ok(Err(CallError::Refused(refused)))
+                }
+                _ => Err((f, classify)),
+            };
+        }
         if !held() {
             return Err((f, classify));
-        }
-        if Core::hot_ticket(w).is_none() {
-            let decision = self.gate(w, clock);
-            if !held() {
-                if let Ok(ticket) = decision {
-                    if ticket.probe {
-                        self.report(ticket, Outcome::NEUTRAL, clock);
-                    }
-                }
-                return Err((f, classify));
-            }
-            return Ok(match decision {
-                Ok(ticket) => self.call_slow(clock, ticket, f, classify, CallError::Inner),
-                Err(r) => Err(CallError::Refused(r)),
-            });
         }
         Ok(match f() {
             Ok(v) => {

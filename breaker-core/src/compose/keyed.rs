@@ -685,17 +685,16 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountSt
         self.enter(clock)
     }
 
-    /// [`CircuitBreaker::call_classified`] through a permit (a windowed breaker, or a
-    /// key whose slot changed hands during the call's gate: looked up again first).
-    #[cold]
-    #[inline(never)]
-    fn call_evicted<T, E, C: Clock>(
+    /// [`CircuitBreaker::call_classified`] through the entry's gate and a guard of its
+    /// ticket: a refusal, a probe, a counted or windowed call, or a key whose slot changed
+    /// hands ([`CircuitBreaker::enter`] looks it up again).
+    #[inline(always)]
+    fn call_gated<T, E, C: Clock>(
         &mut self,
         clock: &C,
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
-        self.refresh();
         let attempt = self.attempt(clock).map_err(CallError::Refused)?;
         match f() {
             Ok(value) => {
@@ -776,10 +775,10 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         }
     }
 
-    /// One call through the key's breaker, on the lone breaker's own path (closed: no
-    /// clock read, nothing written; a refusal settled inline), with the slot's word
-    /// checked after the breaker's is read and after a gate that had to decide; a slot
-    /// that changed hands meanwhile sends the call through the key's new entry.
+    /// One call through the key's breaker: closed with nothing pending, on the lone
+    /// breaker's own path (no clock read, nothing written), with the slot's word checked
+    /// after the breaker's is read; anything else through the entry's gate, which checks
+    /// the slot's word after it decides and looks the key up again if it changed hands.
     #[inline(always)]
     fn call_classified<T, E, C: Clock>(
         &mut self,
@@ -794,7 +793,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         let held = || table.slots[i].load(Ordering::Acquire) == word;
         match table.breakers[i].call_held(clock, held, f, classify) {
             Ok(result) => result,
-            Err((f, classify)) => self.call_evicted(clock, f, classify),
+            Err((f, classify)) => self.call_gated(clock, f, classify),
         }
     }
 
