@@ -349,7 +349,6 @@ fn fast_path_refusals_count_every_skip_of_one_caller_at_a_time() {
 /// read zero, and it counts no calls even when its policy asks, and says so).
 #[test]
 fn every_storage_of_counters_runs_the_same_machine() {
-    use breaker_core::counts::{Lean, Spread};
     use breaker_core::{CircuitBreaker, Counters, ManualClock, Policy};
     static POLICY: Policy = Policy::new(2, Duration::from_secs(10)).counting_calls();
     let packed: SharedBreaker = SharedBreaker::new(&POLICY);
