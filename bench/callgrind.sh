@@ -63,6 +63,7 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ref-b0
         ours-rejected
         ours-rejected-spread
+        keyed-lookup
         keyed-closed
         keyed-rejected
         ours-forced
@@ -205,6 +206,11 @@ check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
 check "closed call through a keyed table of 1,024 keys vs a lone breaker" keyed-closed ours-closed 25
 check "refusal through a keyed table of 1,024 keys vs a lone breaker" keyed-rejected ours-rejected 25
+if [[ -n ${PER_CALL[keyed-lookup]:-} && -n ${PER_CALL[keyed-closed]:-} ]]; then
+    awk -v x="${PER_CALL[keyed-closed]}" -v y="${PER_CALL[keyed-lookup]}" 'BEGIN {
+        printf "- reference K (the table'"'"'s lookup alone + the closure) vs the closed call through it: %+.2f instructions, the breaker'"'"'s part; the lookup itself is the rest of the gap to a lone breaker\n", x - y
+    }'
+fi
 check "rejected, counters kept Spread (opt-in) vs the default storage" ours-rejected-spread ours-rejected 0
 check "macro-wrapped (inlined into its one caller's loop) vs SharedBreaker::call by hand" macro-closed ours-closed 2
 check "#[circuit_breaker] fn out of line (can fail, two call sites) vs the same fn unguarded" outline-macro outline-plain 5

@@ -441,6 +441,27 @@ fn loop_keyed<C: Clock>(key: u32, clock: &C, n: u64) -> u64 {
     acc
 }
 
+/// The lookup alone, beside the closure (no breaker call): the floor of a call through
+/// the table, what any keyed call pays before its breaker's.
+#[inline(never)]
+fn loop_keyed_lookup(key: u32, n: u64) -> u64 {
+    let mut acc = 0u64;
+    for i in 0..n {
+        let entry = TABLE.entry(black_box(key));
+        black_box(&entry);
+        match work(i) {
+            Ok(v) => acc = acc.wrapping_add(v),
+            Err(_) => acc = acc.wrapping_add(1),
+        }
+    }
+    acc
+}
+
+fn run_keyed_lookup(n: u64) -> StdDuration {
+    fill_table();
+    timed(n, Expect::AllOk, "keyed lookup", || loop_keyed_lookup(KEY, n))
+}
+
 fn run_keyed_closed(n: u64) -> StdDuration {
     fill_table();
     timed(n, Expect::AllOk, "keyed closed", || loop_keyed(KEY, &StdClock, n))
@@ -727,6 +748,12 @@ const CASES: &[Case] = &[
         label: "breaker-core SharedBreaker<(), &Policy, Spread>::call",
         group: Group::Rejected,
         run: run_ours_rejected_spread,
+    },
+    Case {
+        key: "keyed-lookup",
+        label: "ref K: KeyedBreakers<u32, 1024, .., Lean>::entry alone + closure",
+        group: Group::Closed,
+        run: run_keyed_lookup,
     },
     Case {
         key: "keyed-closed",
