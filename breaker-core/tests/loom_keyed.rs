@@ -7,7 +7,7 @@
 //! ```
 #![cfg(loom)]
 
-use breaker_core::keyed::{KeyedBreakers, TableError};
+use breaker_core::keyed::{KeyedBreakers, KeyedEntry, TableError};
 use breaker_core::{CircuitBreaker, Duration, Instant, ManualClock, Outcome, Policy, SharedBreaker, State};
 use loom::sync::Arc;
 use loom::thread;
@@ -37,27 +37,36 @@ fn concurrent_first_use_creates_one_breaker() {
     });
 }
 
+type OneSlot = KeyedBreakers<u32, 1>;
+
+/// A table of one slot holding key 1; `call` makes a call of key 1 through its entry while
+/// another thread places key 2 (evicting 1 if it may). The table, the eviction's answer,
+/// and the keys held after both.
+fn race_with_eviction(call: fn(&mut KeyedEntry<'_, u32, 1>)) -> (Arc<OneSlot>, Result<(), TableError>, Vec<u32>) {
+    let table = Arc::new(OneSlot::new([SharedBreaker::new(&POLICY)]));
+    table.try_entry(1).unwrap();
+    let caller = {
+        let table = table.clone();
+        thread::spawn(move || call(&mut table.entry(1)))
+    };
+    let evictor = {
+        let table = table.clone();
+        thread::spawn(move || table.try_entry(2).map(|_| ()))
+    };
+    caller.join().unwrap();
+    let placed = evictor.join().unwrap();
+    let held = table.iter().map(|(k, _)| k).collect();
+    (table, placed, held)
+}
+
 #[test]
 fn a_call_racing_its_keys_eviction_never_counts_against_the_new_key() {
     loom::model(|| {
-        let table = Arc::new(KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]));
-        table.try_entry(1).unwrap();
-        let caller = {
-            let table = table.clone();
-            thread::spawn(move || {
-                let mut one = table.entry(1);
-                if let Ok(attempt) = one.attempt(&CLOCK) {
-                    attempt.record(Outcome::STRIKE);
-                };
-            })
-        };
-        let evictor = {
-            let table = table.clone();
-            thread::spawn(move || table.try_entry(2).map(|_| ()))
-        };
-        caller.join().unwrap();
-        let placed = evictor.join().unwrap();
-        let held: Vec<u32> = table.iter().map(|(k, _)| k).collect();
+        let (table, placed, held) = race_with_eviction(|one| {
+            if let Ok(attempt) = one.attempt(&CLOCK) {
+                attempt.record(Outcome::STRIKE);
+            };
+        });
         assert_eq!(held.len(), 1, "one slot, one key");
         match placed {
             Ok(()) => {
@@ -95,22 +104,9 @@ impl breaker_core::Classify for Down {}
 #[test]
 fn a_call_through_the_entry_racing_its_keys_eviction_never_counts_against_the_new_key() {
     loom::model(|| {
-        let table = Arc::new(KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]));
-        table.try_entry(1).unwrap();
-        let caller = {
-            let table = table.clone();
-            thread::spawn(move || {
-                let mut one = table.entry(1);
-                let _ = one.call(&CLOCK, || Err::<(), _>(Down));
-            })
-        };
-        let evictor = {
-            let table = table.clone();
-            thread::spawn(move || table.try_entry(2).map(|_| ()))
-        };
-        caller.join().unwrap();
-        let placed = evictor.join().unwrap();
-        let held: Vec<u32> = table.iter().map(|(k, _)| k).collect();
+        let (table, placed, held) = race_with_eviction(|one| {
+            let _ = one.call(&CLOCK, || Err::<(), _>(Down));
+        });
         assert_eq!(held.len(), 1, "one slot, one key");
         if placed.is_ok() {
             assert_eq!(held, [2]);

@@ -184,16 +184,29 @@ pub trait CircuitBreaker {
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
-        let attempt = self.attempt(clock).map_err(CallError::Refused)?;
-        match f() {
-            Ok(value) => {
-                attempt.record(Outcome::Success);
-                Ok(value)
-            }
-            Err(error) => {
-                attempt.record(Outcome::Error(classify(&error)));
-                Err(CallError::Inner(error))
-            }
+        call_through_attempt(self, clock, f, classify)
+    }
+}
+
+/// [`CircuitBreaker::call_classified`]'s provided body: the gate through
+/// [`CircuitBreaker::attempt`], the call, its outcome recorded (a kind that overrides the
+/// method for a faster path of its own falls back on this for the rest).
+#[inline(always)]
+pub(crate) fn call_through_attempt<B: CircuitBreaker + ?Sized, T, E, C: Clock>(
+    breaker: &mut B,
+    clock: &C,
+    f: impl FnOnce() -> Result<T, E>,
+    classify: impl FnOnce(&E) -> Verdict,
+) -> Result<T, CallError<E>> {
+    let attempt = breaker.attempt(clock).map_err(CallError::Refused)?;
+    match f() {
+        Ok(value) => {
+            attempt.record(Outcome::Success);
+            Ok(value)
+        }
+        Err(error) => {
+            attempt.record(Outcome::Error(classify(&error)));
+            Err(CallError::Inner(error))
         }
     }
 }

@@ -198,13 +198,19 @@ macro_rules! zero {
 }
 
 /// A closed shared breaker; `$counting`: whether its policy counts every call (its
-/// closed word then carries the count mark).
+/// closed word then carries the count mark, if the storage keeps those counts); its
+/// counters kept in `$storage` ([`DefaultCounts`] when not named).
 macro_rules! shared_breaker_init {
     ($policy:expr, $observer:expr, $counting:expr) => {
+        shared_breaker_init!($policy, $observer, $counting, DefaultCounts)
+    };
+    ($policy:expr, $observer:expr, $counting:expr, $storage:ty) => {
         SharedBreaker {
             inner: Inner {
-                word: AtomicU64::new(Core::INITIAL.pack_marked($counting)),
-                counts: zero!(DefaultCounts),
+                word: AtomicU64::new(
+                    Core::INITIAL.pack_marked(<$storage as crate::counts::sealed::Store>::CALLS && $counting),
+                ),
+                counts: zero!($storage),
                 policy: $policy,
             },
             observer: $observer,
@@ -332,40 +338,14 @@ impl<O: Observer, S: CountStore> SharedBreaker<O, &'static Policy, S> {
     #[cfg(not(loom))]
     pub const fn with_counts(policy: &'static Policy, observer: O) -> Self {
         window::check_no_window(policy.rule());
-        Self::init_counted(policy, observer)
+        shared_breaker_init!(policy, observer, policy.counts_calls(), S)
     }
 
     /// [`SharedBreaker::with_counts`] (not `const` under loom).
     #[cfg(loom)]
     pub fn with_counts(policy: &'static Policy, observer: O) -> Self {
         window::check_no_window(policy.rule());
-        Self::init_counted(policy, observer)
-    }
-
-    #[cfg(not(loom))]
-    const fn init_counted(policy: &'static Policy, observer: O) -> Self {
-        let counting = <S as crate::counts::sealed::Store>::CALLS && policy.counts_calls();
-        SharedBreaker {
-            inner: Inner {
-                word: AtomicU64::new(Core::INITIAL.pack_marked(counting)),
-                counts: zero!(S),
-                policy,
-            },
-            observer,
-        }
-    }
-
-    #[cfg(loom)]
-    fn init_counted(policy: &'static Policy, observer: O) -> Self {
-        let counting = <S as crate::counts::sealed::Store>::CALLS && policy.counts_calls();
-        SharedBreaker {
-            inner: Inner {
-                word: AtomicU64::new(Core::INITIAL.pack_marked(counting)),
-                counts: zero!(S),
-                policy,
-            },
-            observer,
-        }
+        shared_breaker_init!(policy, observer, policy.counts_calls(), S)
     }
 }
 
@@ -422,14 +402,14 @@ impl<W: WindowStore + window::sealed::Kind, O: Observer, S: CountStore>
     #[cfg(not(loom))]
     pub const fn windowed_with_counts(policy: &'static Policy, windowed: Windowed<W, O>) -> Self {
         window::check_kind::<W>(policy.rule());
-        Self::init_counted(policy, windowed)
+        shared_breaker_init!(policy, windowed, policy.counts_calls(), S)
     }
 
     /// [`SharedBreaker::windowed_with_counts`] (not `const` under loom).
     #[cfg(loom)]
     pub fn windowed_with_counts(policy: &'static Policy, windowed: Windowed<W, O>) -> Self {
         window::check_kind::<W>(policy.rule());
-        Self::init_counted(policy, windowed)
+        shared_breaker_init!(policy, windowed, policy.counts_calls(), S)
     }
 }
 
@@ -1443,12 +1423,13 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
     /// reports as zero unless its policy counts every call).
     ///
     /// `skips` is exact for one caller at a time. A refusal while cooling down or forced
-    /// open is counted with a plain load and store, not a locked add, in one of a few
-    /// slots (one cache line each on hosted targets) chosen by the caller's stack, so that
-    /// a refusal costs no more than a load of the state word and a clock read, and threads
-    /// refused at the same time usually write lines of their own: two refusals at the same
-    /// instant by two threads that share a slot may count as one. Every other count is
-    /// exact.
+    /// open is counted with a plain load and store, not a locked add, so that a refusal
+    /// costs no more than a load of the state word and a clock read: two refusals at the
+    /// same instant by two threads may count as one. By default the count is beside the
+    /// state word; a [`Spread`] breaker counts in one of four slots (one cache line each)
+    /// chosen by the caller's stack, so that threads refused at the same time usually write
+    /// lines of their own (see [`crate::counts`]). Every other count is exact; a [`Lean`]
+    /// breaker keeps the first five only.
     pub fn counters(&self) -> Counters {
         self.inner.counters()
     }

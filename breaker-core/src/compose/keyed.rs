@@ -65,8 +65,11 @@
 //!
 //! A lookup hashes the key to a home slot and scans from there: a hit costs a load and a
 //! compare per slot scanned (one, when the table is far from full), and the mark's load;
-//! a call through an entry costs two loads and compares of the slot's word more than a
-//! call through a lone [`SharedBreaker`]. Evictions are serialised by a flag taken with
+//! a call through an entry ([`CircuitBreaker::call`]) costs one load and compare of the
+//! slot's word more than a call through a lone [`SharedBreaker`], closed or refused while
+//! open (two for a probe, a counted call, and a call through
+//! [`CircuitBreaker::attempt`], which check the slot after the gate and at the report).
+//! Evictions are serialised by a flag taken with
 //! one compare-and-swap (never waited for: a second evictor answers
 //! [`TableError::Busy`]). `bench/README.md` has the instructions of a closed call and of
 //! a refusal through a table of 1,024 keys beside a lone breaker's.
@@ -156,8 +159,8 @@ pub enum TableError {
     /// Another caller is evicting an entry at this moment (perhaps for this very key):
     /// the table does not wait for it.
     Busy,
-    /// The table lists its keys up front (a [`DeviceBreakers`](crate::DeviceBreakers)
-    /// table) and not this one: it creates no entry for a key it does not list.
+    /// The table lists its keys up front (a `DeviceBreakers` table, feature
+    /// `embedded-hal`) and not this one: it creates no entry for a key it does not list.
     Unlisted,
 }
 
@@ -271,6 +274,43 @@ macro_rules! loom_atomics {
     };
 }
 
+/// `KeyedBreakers::listing`, `const` but under loom (whose atomics are not made in
+/// `const`).
+macro_rules! listing_fn {
+    (#[$cfg:meta] $($const:ident)?) => {
+        /// This table with its keys listed up front, each with the breaker given to
+        /// [`KeyedBreakers::new`] at the same index, in the slot `to` gives it (what
+        /// [`KeyedBreakers::placement`] gives it: its home slot, or the first free one
+        /// after it, as a lookup scans): a closed list. A lookup of a listed key finds it
+        /// as any key is found; a key not listed gets no entry ([`TableError::Unlisted`]),
+        /// and no listed key is ever evicted. What a `DeviceBreakers` table (feature
+        /// `embedded-hal`) is. The caller checked that no
+        /// key is listed twice.
+        #[$cfg]
+        #[cfg_attr(not(feature = "embedded-hal"), allow(dead_code))] // DeviceBreakers' only
+        pub(crate) $($const)? fn listing(mut self, keys: &[u32; N], mut to: [usize; N]) -> Self {
+            let mut i = 0;
+            while i < N {
+                self.slots[to[i]] = AtomicU64::new(word_of(keys[i], 0, READY));
+                i += 1;
+            }
+            // Each breaker to its key's slot: follow each cycle of the permutation, one
+            // swap putting one breaker in place.
+            let mut i = 0;
+            while i < N {
+                while to[i] != i {
+                    let j = to[i];
+                    self.breakers.swap(i, j);
+                    to.swap(i, j);
+                }
+                i += 1;
+            }
+            self.listed = true;
+            self
+        }
+    };
+}
+
 impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> KeyedBreakers<K, N, O, P, S> {
     /// A table of `N` slots, all free, with `breakers` (all closed and unused), one per
     /// slot.
@@ -290,55 +330,8 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         keyed_init!(breakers, loom_atomics)
     }
 
-    /// This table with its keys listed up front, each with the breaker given to
-    /// [`KeyedBreakers::new`] at the same index, in the slot [`KeyedBreakers::placement`]
-    /// gives it (its home slot, or the first free one after it, as a lookup scans): a
-    /// closed list. A lookup of a listed key finds it as any key is found; a key not listed
-    /// gets no entry ([`TableError::Unlisted`]), and no listed key is ever evicted. What a
-    /// [`DeviceBreakers`](crate::DeviceBreakers) table is. The caller checked that no key
-    /// is listed twice.
-    #[cfg(not(loom))]
-    #[cfg_attr(not(feature = "embedded-hal"), allow(dead_code))] // DeviceBreakers' only
-    pub(crate) const fn listing(mut self, keys: &[u32; N]) -> Self {
-        let mut to = Self::placement(keys);
-        let mut i = 0;
-        while i < N {
-            self.slots[to[i]] = AtomicU64::new(word_of(keys[i], 0, READY));
-            i += 1;
-        }
-        // Each breaker to its key's slot: follow each cycle of the permutation, one swap
-        // putting one breaker in place.
-        let mut i = 0;
-        while i < N {
-            while to[i] != i {
-                let j = to[i];
-                self.breakers.swap(i, j);
-                to.swap(i, j);
-            }
-            i += 1;
-        }
-        self.listed = true;
-        self
-    }
-
-    /// [`KeyedBreakers::listing`] (not `const` under loom).
-    #[cfg(loom)]
-    #[cfg_attr(not(feature = "embedded-hal"), allow(dead_code))] // DeviceBreakers' only
-    pub(crate) fn listing(mut self, keys: &[u32; N]) -> Self {
-        let mut to = Self::placement(keys);
-        for (i, key) in keys.iter().enumerate() {
-            self.slots[to[i]] = AtomicU64::new(word_of(*key, 0, READY));
-        }
-        for i in 0..N {
-            while to[i] != i {
-                let j = to[i];
-                self.breakers.swap(i, j);
-                to.swap(i, j);
-            }
-        }
-        self.listed = true;
-        self
-    }
+    listing_fn!(#[cfg(not(loom))] const);
+    listing_fn!(#[cfg(loom)]);
 
     /// The slot of each of `keys` listed in a table of `N` slots, in order: its home slot,
     /// or the first one after it (round the table) that no earlier key took.
@@ -365,8 +358,8 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         &self.breakers[i]
     }
 
-    /// Whether the keys were listed up front ([`DeviceBreakers`](crate::DeviceBreakers)):
-    /// no key is then added, and none evicted.
+    /// Whether the keys were listed up front (a `DeviceBreakers` table, feature
+    /// `embedded-hal`): no key is then added, and none evicted.
     pub const fn is_listed(&self) -> bool {
         self.listed
     }
@@ -685,29 +678,6 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountSt
         self.enter(clock)
     }
 
-    /// [`CircuitBreaker::call_classified`] through the entry's gate and a guard of its
-    /// ticket: a refusal, a probe, a counted or windowed call, or a key whose slot changed
-    /// hands ([`CircuitBreaker::enter`] looks it up again).
-    #[inline(always)]
-    fn call_gated<T, E, C: Clock>(
-        &mut self,
-        clock: &C,
-        f: impl FnOnce() -> Result<T, E>,
-        classify: impl FnOnce(&E) -> Verdict,
-    ) -> Result<T, CallError<E>> {
-        let attempt = self.attempt(clock).map_err(CallError::Refused)?;
-        match f() {
-            Ok(value) => {
-                attempt.record(Outcome::Success);
-                Ok(value)
-            }
-            Err(error) => {
-                attempt.record(Outcome::Error(classify(&error)));
-                Err(CallError::Inner(error))
-            }
-        }
-    }
-
     /// Looks the key up again if it was evicted since this entry was handed out.
     fn refresh(&mut self) {
         if self.slot != UNGUARDED && self.current().is_none() {
@@ -793,7 +763,10 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         let held = || table.slots[i].load(Ordering::Acquire) == word;
         match table.breakers[i].call_held(clock, held, f, classify) {
             Ok(result) => result,
-            Err((f, classify)) => self.call_gated(clock, f, classify),
+            // A refusal the breaker could not settle alone, a probe, a counted or windowed
+            // call, or a slot that changed hands: through the entry's gate, which checks
+            // the slot after it decides and looks the key up again if it changed hands.
+            Err((f, classify)) => crate::circuit::call_through_attempt(self, clock, f, classify),
         }
     }
 

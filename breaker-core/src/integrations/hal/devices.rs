@@ -123,11 +123,14 @@ impl<const N: usize, O: Observer, S: CountStore> DeviceBreakers<N, O, S> {
     #[cfg(not(loom))]
     pub const fn new(addresses: [u8; N], breakers: [SharedBreaker<O, &'static Policy, S>; N]) -> Self {
         match check(&addresses) {
-            Ok(()) => DeviceBreakers {
-                addresses,
-                slots: slots::<N>(&addresses),
-                table: KeyedBreakers::new(breakers).listing(&keys(&addresses)),
-            },
+            Ok(()) => {
+                let (keys, to, slots) = placed(&addresses);
+                DeviceBreakers {
+                    addresses,
+                    slots,
+                    table: KeyedBreakers::new(breakers).listing(&keys, to),
+                }
+            }
             // A `const` panic needs a literal message per case to show it at compile time.
             Err(DeviceTableError::NotSevenBit { .. }) => {
                 panic!("an I2C device address must fit 7 bits (0x00 to 0x7f)")
@@ -139,18 +142,7 @@ impl<const N: usize, O: Observer, S: CountStore> DeviceBreakers<N, O, S> {
     /// [`DeviceBreakers::new`] (not `const` under loom).
     #[cfg(loom)]
     pub fn new(addresses: [u8; N], breakers: [SharedBreaker<O, &'static Policy, S>; N]) -> Self {
-        match check(&addresses) {
-            Ok(()) => DeviceBreakers {
-                addresses,
-                slots: slots::<N>(&addresses),
-                table: KeyedBreakers::new(breakers).listing(&keys(&addresses)),
-            },
-            // A `const` panic needs a literal message per case to show it at compile time.
-            Err(DeviceTableError::NotSevenBit { .. }) => {
-                panic!("an I2C device address must fit 7 bits (0x00 to 0x7f)")
-            }
-            Err(DeviceTableError::Duplicate { .. }) => panic!("an I2C device address is listed twice"),
-        }
+        Self::try_new(addresses, breakers).unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// A table listing `addresses`, the `i`-th with the `i`-th of `breakers`, or why not.
@@ -161,10 +153,12 @@ impl<const N: usize, O: Observer, S: CountStore> DeviceBreakers<N, O, S> {
         addresses: [u8; N],
         breakers: [SharedBreaker<O, &'static Policy, S>; N],
     ) -> Result<Self, DeviceTableError> {
-        check(&addresses).map(|()| DeviceBreakers {
+        check(&addresses)?;
+        let (keys, to, slots) = placed(&addresses);
+        Ok(DeviceBreakers {
             addresses,
-            slots: slots::<N>(&addresses),
-            table: KeyedBreakers::new(breakers).listing(&keys(&addresses)),
+            slots,
+            table: KeyedBreakers::new(breakers).listing(&keys, to),
         })
     }
 
@@ -213,28 +207,24 @@ impl<const N: usize, O: Observer, S: CountStore> DeviceBreakers<N, O, S> {
     }
 }
 
-/// The slot of each listed address in a keyed table of `N` slots
-/// ([`KeyedBreakers::placement`]; fewer than 128 addresses fit 7 bits, so each fits a byte).
-const fn slots<const N: usize>(addresses: &[u8; N]) -> [u8; N] {
-    let to = KeyedBreakers::<u8, N>::placement(&keys(addresses));
-    let mut slots = [0; N];
-    let mut i = 0;
-    while i < N {
-        slots[i] = to[i] as u8;
-        i += 1;
-    }
-    slots
-}
-
-/// The listed addresses as the keyed table's keys.
-const fn keys<const N: usize>(addresses: &[u8; N]) -> [u32; N] {
+/// The listed addresses as the keyed table's keys, the slot of each
+/// ([`KeyedBreakers::placement`]), and that slot as a byte (fewer than 128 addresses fit 7
+/// bits), for the constant lookups of [`DeviceBreakers::breaker_of`].
+const fn placed<const N: usize>(addresses: &[u8; N]) -> ([u32; N], [usize; N], [u8; N]) {
     let mut keys = [0; N];
     let mut i = 0;
     while i < N {
         keys[i] = addresses[i] as u32;
         i += 1;
     }
-    keys
+    let to = KeyedBreakers::<u8, N>::placement(&keys);
+    let mut slots = [0; N];
+    let mut i = 0;
+    while i < N {
+        slots[i] = to[i] as u8;
+        i += 1;
+    }
+    (keys, to, slots)
 }
 
 /// Every address fits 7 bits and none is listed twice.
