@@ -854,6 +854,18 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         self.acquire_rest(w, clock)
     }
 
+    /// The gate's two refusals that change nothing but the skip count (open and cooling
+    /// down: one clock read; forced open: none), as [`SharedBreaker::gate`] settles them,
+    /// not yet counted; `None` for anything else, which the gate decides out of line.
+    #[inline(always)]
+    fn plain_refusal<C: Clock>(&self, w: u64, clock: &C) -> Option<Refused> {
+        if w & Core::COOLING_MASK == Core::COOLING_BITS {
+            Core::cooling_refusal(w, &self.inner.policy(), clock.now())
+        } else {
+            Core::forced_refusal(w)
+        }
+    }
+
     /// The gate past its refusals, out of line: a counting breaker, closed with nothing
     /// pending, admits as the hot path admits (nothing changes, no clock read) and counts
     /// the call with one add; anything else takes the full transition.
@@ -984,6 +996,12 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         }
         let w = self.inner.word.load(Ordering::Acquire);
         let Some(ticket) = Core::hot_ticket(w) else {
+            // Open and cooling down, or forced open: refused here, as the lone breaker's
+            // call refuses (the window takes no sample of a refusal).
+            if let Some(r) = self.plain_refusal(w, clock) {
+                self.inner.count_skip();
+                return Err(CallError::Refused(r));
+            }
             return self.call_windowed_gated(window, w, clock, f, classify);
         };
         self.call_windowed_closed(window, ticket, false, clock, f, classify)
@@ -1190,12 +1208,7 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         if Core::hot_ticket(w).is_none() {
             // The gate's two refusals, settled here as the lone breaker settles them (the
             // word read before `held()` is the key's); anything else goes to the caller.
-            let refused = if w & Core::COOLING_MASK == Core::COOLING_BITS {
-                Core::cooling_refusal(w, &self.inner.policy(), clock.now())
-            } else {
-                Core::forced_refusal(w)
-            };
-            return match refused {
+            return match self.plain_refusal(w, clock) {
                 Some(refused) if held() => {
                     self.inner.count_skip();
                     Ok(Err(CallError::Refused(refused)))
@@ -1572,12 +1585,18 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Permit<'
     }
 
     /// Reports the call's outcome.
+    // Inlined on hosted targets: out of line, the closed path of a caller holding a permit
+    // (the router's turn) pays a call for it; on bare metal every copy costs flash.
+    #[cfg_attr(not(target_os = "none"), inline(always))]
     pub fn record(mut self, outcome: Outcome) {
         if self.holds_slot() {
             return self.record_watched(outcome, None);
         }
         self.answered = true;
         self.breaker.report(self.ticket, outcome, self.clock);
+        // Answered, and holding no slot: nothing is left for the drop to do, and a drop
+        // that tests both again would be a call on the caller's closed path.
+        core::mem::forget(self);
     }
 
     /// Reports the outcome of a call that started at `started` (a reading of the permit's
@@ -1607,17 +1626,20 @@ impl<'a, C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Permit<'
     }
 
     /// Reports success.
+    #[inline]
     pub fn success(self) {
         self.record(Outcome::Success)
     }
 
     /// Reports a failed (or neutral) call with its verdict.
+    #[inline]
     pub fn failure(self, verdict: Verdict) {
         self.record(Outcome::Error(verdict))
     }
 }
 
 impl<C: Clock, O: ?Sized + Observer, P: PolicyStore, S: CountStore> Drop for Permit<'_, C, O, P, S> {
+    #[cfg_attr(not(target_os = "none"), inline(always))]
     fn drop(&mut self) {
         if self.holds_slot() {
             self.drop_watched();
