@@ -60,6 +60,7 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         recloser-closed
         ref-r
         ref-b
+        ref-b2
         ref-b0
         ours-rejected
         ours-rejected-spread
@@ -88,6 +89,8 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ours-window-time
         recloser-rate
         failsafe-rate
+        ours-window-rejected
+        recloser-rate-rejected
         ours-window-ring
         ours-window-ring-dirty
         recloser-rate-1000
@@ -203,7 +206,9 @@ check() { # label, case, reference case, allowed extra instructions
 # The targets are the peers benchmark's, and the metrics benchmark's.
 [[ $BENCH == peers || $BENCH == metrics || $BENCH == tower ]] && echo "### Instruction targets (those whose two cases were run)" && echo
 check "closed success vs reference A" ours-closed ref-a 5
-check "rejected vs reference B (StdClock)" ours-rejected ref-b 10
+check "rejected vs reference B (StdClock)" ours-rejected ref-b 5
+check "rejected vs reference B2 (reference B + a skip counted beside the word: the floor)" ours-rejected ref-b2 5
+check "count window refusal vs recloser's (rate over 20 calls)" ours-window-rejected recloser-rate-rejected 0
 check "closed call through a keyed table of 1,024 keys vs a lone breaker" keyed-closed ours-closed 25
 check "refusal through a keyed table of 1,024 keys vs a lone breaker" keyed-rejected ours-rejected 25
 if [[ -n ${PER_CALL[keyed-lookup]:-} && -n ${PER_CALL[keyed-closed]:-} ]]; then
@@ -235,6 +240,7 @@ if [[ -n ${PER_CALL[tower-layer-closed]:-} && -n ${PER_CALL[tower-bare-ok]:-} ]]
         'BEGIN { printf "- tower layer, closed: %.2f instructions, %+.2f over the bare service answering Ok\n", x, x - y }'
 fi
 check "tower layer refusal vs the bare service answering an error" tower-layer-refused tower-bare-err 10
+check "tower layer refusal vs its floor (a bare service refusing as a layer must)" tower-layer-refused tower-bare-refuse 10
 if [[ $BENCH == tower ]]; then
     while read -r c n; do
         echo "- allocations in $c's loop of 100000 calls: $n -> $([[ $n == 0 ]] && echo MET || echo MISSED)"

@@ -15,6 +15,11 @@
 //!   same shape (one atomic load, a clock read, a compare); the attribute's refusal makes
 //!   the function's own error from the [`Refused`], so its references do too (reference
 //!   B into `E`, inline; reference F's refusal, out of line).
+//! * the floors, measured beside the references: reference A2 (reference F's two checks of
+//!   a bare word, inlined into the loop: the least a shared breaker inlined there does) and
+//!   reference B2 (reference B plus what a refusal must do: the cooldown read from memory,
+//!   the skip counted, the `retry_in` made). The instruction matrix is printed twice, its
+//!   verdicts against the references and then against the floors.
 //!
 //! Modes (argv; `cargo bench` adds a `--bench` flag, which is ignored):
 //!
@@ -27,7 +32,7 @@
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::io;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use bench::{CountingAlloc, Stats};
@@ -52,6 +57,10 @@ const REFUSED: u64 = 1 << 32;
 /// The cooldown's deadline in the reference loops' compare, in milliseconds of
 /// `StdClock` (never reached: the references always refuse).
 const DEADLINE: u32 = u32::MAX;
+
+/// Reference B2's cooldown in milliseconds, read from memory as a breaker reads its
+/// policy's (never over: the opening's instant in its word is the first clock reading).
+static COOLDOWN_MS: AtomicU32 = AtomicU32::new(u32::MAX);
 
 /// breaker-core's own test of its word for "closed with nothing pending".
 #[inline(always)]
@@ -110,12 +119,14 @@ enum Expect {
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Path {
     RefA,
+    RefA2,
     Shared,
     Single,
     AttrIn,
     RefF,
     AttrOut,
     RefB,
+    RefB2,
     SharedRefused,
     SingleRefused,
     RefBInto,
@@ -125,14 +136,16 @@ enum Path {
 }
 
 impl Path {
-    const ALL: [Path; 13] = [
+    const ALL: [Path; 15] = [
         Path::RefA,
+        Path::RefA2,
         Path::Shared,
         Path::Single,
         Path::AttrIn,
         Path::RefF,
         Path::AttrOut,
         Path::RefB,
+        Path::RefB2,
         Path::SharedRefused,
         Path::SingleRefused,
         Path::RefBInto,
@@ -144,12 +157,14 @@ impl Path {
     fn key(self) -> &'static str {
         match self {
             Path::RefA => "ref-a",
+            Path::RefA2 => "ref-a2",
             Path::Shared => "shared",
             Path::Single => "single",
             Path::AttrIn => "attr-in",
             Path::RefF => "ref-f",
             Path::AttrOut => "attr-out",
             Path::RefB => "ref-b",
+            Path::RefB2 => "ref-b2",
             Path::SharedRefused => "shared-refused",
             Path::SingleRefused => "single-refused",
             Path::RefBInto => "ref-b-into",
@@ -161,8 +176,20 @@ impl Path {
 
     fn expect(self) -> Expect {
         match self {
-            Path::RefA | Path::Shared | Path::Single | Path::AttrIn | Path::RefF | Path::AttrOut => Expect::AllOk,
+            Path::RefA | Path::RefA2 | Path::Shared | Path::Single | Path::AttrIn | Path::RefF | Path::AttrOut => {
+                Expect::AllOk
+            }
             _ => Expect::AllRefused,
+        }
+    }
+
+    /// The floor this path is measured against beside its reference (the work any
+    /// breaker with the same contract does there), and the same budget.
+    fn floor(self) -> Option<(Path, f64)> {
+        match self {
+            Path::Shared | Path::AttrIn => Some((Path::RefA2, 1.0)),
+            Path::SharedRefused | Path::SingleRefused => Some((Path::RefB2, 5.0)),
+            _ => self.reference(),
         }
     }
 
@@ -277,6 +304,48 @@ macro_rules! shape {
                 acc
             }
 
+            /// Reference A2, the closed floor of a shared breaker inlined in a loop:
+            /// reference F's two checks of a bare word, inlined (the refusal or probe and
+            /// the report out of line).
+            #[inline(never)]
+            fn loop_ref_a2(n: u64) -> u64 {
+                let mut acc = 0u64;
+                for i in 0..n {
+                    acc = add(acc, &floor_inline(i));
+                }
+                acc
+            }
+
+            /// Reference B2, the refusal floor of a breaker that reports its refusals: the
+            /// load and test of the word, the clock read, the compare with a cooldown
+            /// read from memory (the policy's) from the opening's instant kept in the
+            /// word, the skip counted in memory beside the word (a plain increment), and
+            /// the refusal made with its `retry_in`.
+            #[inline(never)]
+            fn loop_ref_b2(word: &AtomicU64, skips: &AtomicU64, n: u64) -> u64 {
+                let mut acc = 0u64;
+                for i in 0..n {
+                    let w = word.load(Ordering::Acquire);
+                    let r: Result<T, Refused> = if is_hot(w) {
+                        body(i).map_err(|_| refused_at(0))
+                    } else {
+                        let elapsed = STD_CLOCK.now().as_millis().wrapping_sub((w >> 32) as u32);
+                        let cooldown = black_box(&COOLDOWN_MS).load(Ordering::Relaxed);
+                        if elapsed < cooldown {
+                            skips.store(skips.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+                            Err(Refused {
+                                reason: RefusalReason::Open,
+                                retry_in: Some(Duration::from_millis(cooldown - elapsed)),
+                            })
+                        } else {
+                            body(i).map_err(|_| refused_at(0))
+                        }
+                    };
+                    acc = add(acc, &r);
+                }
+                acc
+            }
+
             #[inline(never)]
             fn loop_shared(b: &SharedBreaker, n: u64) -> u64 {
                 let mut acc = 0u64;
@@ -325,6 +394,13 @@ macro_rules! shape {
             /// into `E` (out of line, as the attribute's is).
             #[inline(never)]
             fn floor(i: u64) -> Result<T, E> {
+                floor_inline(i)
+            }
+
+            /// Reference F's body, for reference F (kept out of line) and reference A2
+            /// (inlined into a loop).
+            #[inline(always)]
+            fn floor_inline(i: u64) -> Result<T, E> {
                 if !is_hot(FLOOR_WORD.load(Ordering::Acquire)) {
                     return floor_gate(i);
                 }
@@ -391,6 +467,7 @@ macro_rules! shape {
                     }
                 }
                 let word = AtomicU64::new(if open { open_word() } else { 0 });
+                let skips = AtomicU64::new(0);
                 FLOOR_WORD.store(black_box(word.load(Ordering::Relaxed)), Ordering::Release);
                 let _ = STD_CLOCK.now(); // StdClock counts from its first reading: untimed
                 let (shared, single, word) = (black_box(&mut shared), black_box(&mut single), black_box(&word));
@@ -398,6 +475,8 @@ macro_rules! shape {
                 let start = StdInstant::now();
                 let acc = match path {
                     Path::RefA | Path::RefB => loop_ref(word, n),
+                    Path::RefA2 => loop_ref_a2(n),
+                    Path::RefB2 => loop_ref_b2(word, &skips, n),
                     Path::RefBInto => loop_ref_into(word, n),
                     Path::Shared | Path::SharedRefused => loop_shared(shared, n),
                     Path::Single | Path::SingleRefused => loop_single(single, n),
@@ -613,15 +692,22 @@ type Verdict = dyn Fn(Path, f64, f64, f64) -> Option<(bool, String)>;
 
 /// Prints one table: a row per shape; for each path its figure and its difference from its
 /// reference, with MET/MISSED by `verdict`; returns whether every verdict was MET.
-fn print_matrix(unit: &str, figure: &dyn Fn(&str) -> Option<f64>, verdict: &Verdict) -> bool {
+fn print_matrix(
+    unit: &str,
+    figure: &dyn Fn(&str) -> Option<f64>,
+    against: fn(Path) -> Option<(Path, f64)>,
+    verdict: &Verdict,
+) -> bool {
     let cols = [
         (Path::RefA, "ref A"),
+        (Path::RefA2, "ref A2 (ref F inlined)"),
         (Path::Shared, "`SharedBreaker::call`"),
         (Path::Single, "`Breaker::call`"),
         (Path::AttrIn, "attribute, inlined"),
         (Path::RefF, "ref F (out of line)"),
         (Path::AttrOut, "attribute, out of line"),
         (Path::RefB, "ref B"),
+        (Path::RefB2, "ref B2 (+ skip count, retry time)"),
         (Path::SharedRefused, "`SharedBreaker::call`"),
         (Path::SingleRefused, "`Breaker::call`"),
         (Path::RefBInto, "ref B into `E`"),
@@ -646,10 +732,7 @@ fn print_matrix(unit: &str, figure: &dyn Fn(&str) -> Option<f64>, verdict: &Verd
                 print!(" |");
                 continue;
             };
-            let cell = match p
-                .reference()
-                .and_then(|(r, b)| Some((figure(&format!("{}-{}", s.key, r.key()))?, b)))
-            {
+            let cell = match against(p).and_then(|(r, b)| Some((figure(&format!("{}-{}", s.key, r.key()))?, b))) {
                 Some((y, budget)) => match verdict(p, x, y, budget) {
                     Some((met, bar)) => {
                         if !met {
@@ -697,12 +780,16 @@ fn icount_table(file: &str) {
             }
         }
     }
+    let budget = |_, x: f64, y: f64, budget: f64| Some((x - y <= budget + 0.05, format!("budget {budget:+}")));
     println!(
         "### The payload-shape matrix: instructions per call (closed: budget +1 over the reference; refused: +5)\n"
     );
-    print_matrix("instructions", &|k| figures.get(k).copied(), &|_, x, y, budget| {
-        Some((x - y <= budget + 0.05, format!("budget {budget:+}")))
-    });
+    print_matrix("instructions", &|k| figures.get(k).copied(), Path::reference, &budget);
+    println!(
+        "### The same figures against the floors: `SharedBreaker::call` and the inlined attribute against \
+         reference A2 (+1), the refusals by hand against reference B2 (+5), the others as above\n"
+    );
+    print_matrix("instructions", &|k| figures.get(k).copied(), Path::floor, &budget);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -869,7 +956,7 @@ fn main() {
     let figures = wall_clock(rounds);
     // In ns a closed call has no budget (the instructions are its figure); a refusal must
     // be no slower than its reference (2 % for noise).
-    print_matrix("ns", &|k| figures.get(k).copied(), &|p, x, y, _| {
+    print_matrix("ns", &|k| figures.get(k).copied(), Path::reference, &|p, x, y, _| {
         (p.expect() == Expect::AllRefused).then(|| (x <= y * 1.02, "bar: no slower, 2 % for noise".to_string()))
     });
     two_threads_refused(rounds * 6);

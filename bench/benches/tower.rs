@@ -3,7 +3,10 @@
 //! service answers `Ok`) against the bare service answering `Ok`, and a refusal (the
 //! breaker open) against the bare service answering an error, boxed as tower boxes every
 //! error. The inner service is ready at once and its future completes on its first poll,
-//! so what is measured is the layer.
+//! so what is measured is the layer. Beside them, the refusal's floor: a bare service
+//! that refuses as any breaker layer must (the state word's test, a clock read compared
+//! with a cooldown read from memory, the skip counted, the refusal boxed as the layer
+//! boxes it).
 //!
 //! Modes (argv; `cargo bench` adds a `--bench` flag, which is ignored):
 //!
@@ -21,8 +24,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use bench::{CountingAlloc, TimedCase};
-use breaker_core::tower::{BoxError, CircuitBreakerLayer};
-use breaker_core::{Duration, Policy, SharedBreaker, StdClock};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use breaker_core::tower::{BoxError, CircuitBreakerLayer, RefusedError};
+use breaker_core::{Clock, Duration, Policy, RefusalReason, Refused, SharedBreaker, StdClock};
 use tower::{Layer, Service};
 
 #[global_allocator]
@@ -93,6 +98,46 @@ impl<F: Future<Output = Result<u64, Down>> + Unpin> Future for BoxedFuture<F> {
     }
 }
 
+/// The refusal floor's state word (a tripped breaker's) and its cooldown in milliseconds,
+/// read from memory as a breaker reads its policy's (never over).
+static FLOOR_WORD: AtomicU64 = AtomicU64::new(0);
+static FLOOR_COOLDOWN_MS: AtomicU32 = AtomicU32::new(u32::MAX);
+
+/// The refusal's floor as a bare service: what any breaker layer refusing this call does,
+/// with nothing else (no breaker, no response future of its own).
+#[derive(Clone, Copy)]
+struct Refuser<'a> {
+    skips: &'a AtomicU64,
+}
+
+impl Service<u64> for Refuser<'_> {
+    type Response = u64;
+    type Error = BoxError;
+    type Future = Ready<Result<u64, BoxError>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: u64) -> Self::Future {
+        let w = FLOOR_WORD.load(Ordering::Acquire);
+        if w & 0xfff == 0 {
+            return ready(Ok(request));
+        }
+        let elapsed = StdClock.now().as_millis().wrapping_sub((w >> 32) as u32);
+        let cooldown = FLOOR_COOLDOWN_MS.load(Ordering::Relaxed);
+        if elapsed >= cooldown {
+            return ready(Ok(request));
+        }
+        self.skips
+            .store(self.skips.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+        ready(Err(RefusedError::boxed(Refused {
+            reason: RefusalReason::Open,
+            retry_in: Some(Duration::from_millis(cooldown - elapsed)),
+        })))
+    }
+}
+
 /// One request through `service`: ready, called, its future polled once.
 #[inline(always)]
 fn one<S: Service<u64, Response = u64, Error = BoxError>>(service: &mut S, request: u64) -> Result<u64, BoxError> {
@@ -156,6 +201,17 @@ fn run_layer_refused(n: u64) -> (StdDuration, u64) {
     timed(|| loop_service(&mut service, n))
 }
 
+fn run_bare_refuse(n: u64) -> (StdDuration, u64) {
+    let tripped = SharedBreaker::new(&POLICY);
+    for _ in 0..3 {
+        let _ = tripped.call(&StdClock, || Err::<(), _>(Down));
+    }
+    FLOOR_WORD.store(tripped.word(), Ordering::Release);
+    let skips = AtomicU64::new(0);
+    let mut service = Refuser { skips: &skips };
+    timed(|| loop_service(&mut service, n))
+}
+
 const CASES: &[TimedCase] = &[
     TimedCase {
         key: "tower-bare-ok",
@@ -171,6 +227,12 @@ const CASES: &[TimedCase] = &[
         key: "tower-bare-err",
         label: "the bare service, answering an error (boxed)",
         run: run_bare_err,
+    },
+    TimedCase {
+        key: "tower-bare-refuse",
+        label:
+            "the refusal's floor: a bare service refusing as a layer must (word, clock, cooldown, skip, boxed refusal)",
+        run: run_bare_refuse,
     },
     TimedCase {
         key: "tower-layer-refused",

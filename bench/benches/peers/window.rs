@@ -266,6 +266,27 @@ fn run_recloser_rate(n: u64) -> StdDuration {
     timed(n, Expect::AllOk, "recloser, rate", || super::loop_recloser(b, n))
 }
 
+/// A count window tripped (50 % of its calls failed): every call refused while it cools
+/// down.
+fn run_window_rejected(n: u64) -> StdDuration {
+    let b = new_count();
+    assert!(trip_windowed(&b) < MAX_FAILURES, "the count window did not trip");
+    let b = black_box(&b);
+    timed(n, Expect::AllRefused, "ours, count window, refused", || {
+        loop_windowed(b, &StdClock, n)
+    })
+}
+
+/// recloser's rate over 20 calls, tripped: every call refused.
+fn run_recloser_rate_rejected(n: u64) -> StdDuration {
+    let b = new_recloser_rate();
+    assert!(trip_recloser_rate(&b) < MAX_FAILURES, "recloser did not trip");
+    let b = black_box(&b);
+    timed(n, Expect::AllRefused, "recloser, rate, refused", || {
+        super::loop_recloser(b, n)
+    })
+}
+
 fn run_failsafe_rate(n: u64) -> StdDuration {
     let b = new_failsafe_rate();
     let b = black_box(&b);
@@ -339,6 +360,18 @@ pub const CASES: &[Case] = &[
         label: "failsafe 1.3, success rate over 10 s",
         group: Group::Closed,
         run: run_failsafe_rate,
+    },
+    Case {
+        key: "ours-window-rejected",
+        label: "breaker-core, count window (20 calls), open: refused",
+        group: Group::Rejected,
+        run: run_window_rejected,
+    },
+    Case {
+        key: "recloser-rate-rejected",
+        label: "recloser 1.4, rate over 20 calls, open: refused",
+        group: Group::Rejected,
+        run: run_recloser_rate_rejected,
     },
     Case {
         key: "ours-window-ring",
@@ -534,6 +567,12 @@ pub fn print_targets(stats: &[(&'static str, bench::Stats)]) {
     );
     if let (Some(r), Some(f)) = (get("recloser-rate"), get("failsafe-rate")) {
         println!("- peers with a rate rule (medians): recloser {r:.2} ns, failsafe {f:.2} ns");
+    }
+    if let (Some(ours), Some(r)) = (get("ours-window-rejected"), get("recloser-rate-rejected")) {
+        println!(
+            "- count window refusal, no slower than recloser's (rate over 20 calls): {ours:.2} ns vs {r:.2} ns (medians) -> {}",
+            if ours <= r * 1.02 { "MET" } else { "MISSED" }
+        );
     }
     if let (Some(ring), Some(dirty), Some(r)) = (
         get("ours-window-ring"),
