@@ -61,17 +61,22 @@ core() {
 # const-evaluated, so a survivor in integrations/hal/ is checked against `hal_ui` by hand)
 # and without the bounded soak (20 to 60 s of replica processes for every mutant).
 # Unlike the core, `|` turned into `^` is kept: these files have few `|`, and not all of
-# them join disjoint bits. Full runs are long (about 1,800 mutants in compose/, 900 in
-# integrations/: docs/testing.md), hence `--shard K/N` for a deterministic part.
+# them join disjoint bits. The integrations are built with feature `svg` too, so that the
+# timeline's own tests run; `defmt` and `rtic-time` stay off (their code is tested on the
+# firmware and by the feature matrix), and their mutants survive uncompiled. Full runs are
+# long (about 1,800 mutants in compose/, 900 in integrations/: docs/testing.md), hence
+# `--shard K/N` for a deterministic part.
 module() {
     local name="$1"
     shift
     local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
         device_table_mistakes_do_not_compile
         replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
+    local features=()
+    [ "$name" = integrations ] && features=(--features breaker-core/svg)
     mkdir -p "target/mutants/$name"
     cargo mutants "${common[@]}" --output "target/mutants/$name" --minimum-test-timeout 120 \
-        --package breaker-core \
+        --package breaker-core "${features[@]}" \
         -f "breaker-core/src/$name/**" \
         --test-package breaker-core --test-package tests \
         "$@" -- -- "${skip[@]/#/--skip=}" --exact
