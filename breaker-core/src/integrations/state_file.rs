@@ -809,6 +809,33 @@ mod tests {
         }
     }
 
+    #[test]
+    fn each_state_file_error_gives_what_went_wrong_as_its_source() {
+        use std::error::Error as _;
+        use std::string::ToString;
+        let source = |e: &StateFileError| e.source().map(ToString::to_string);
+        let read = StateFileError::Read(io::Error::new(io::ErrorKind::PermissionDenied, "denied"));
+        assert_eq!(source(&read).as_deref(), Some("denied"));
+        let rejected = StateFileError::Rejected {
+            problem: StateFileProblem::Invalid("open without an opening time"),
+            kept_at: PathBuf::from("quota.json.rejected"),
+        };
+        assert_eq!(
+            source(&rejected).as_deref(),
+            Some("impossible state (open without an opening time)")
+        );
+        let not_set_aside = StateFileError::NotSetAside {
+            problem: StateFileProblem::UnsupportedVersion(9),
+            error: io::Error::new(io::ErrorKind::PermissionDenied, "read-only"),
+        };
+        assert_eq!(
+            source(&not_set_aside),
+            Some(std::format!(
+                "state file version 9 is not supported (this build reads {VERSION})"
+            ))
+        );
+    }
+
     fn squad() -> Policy {
         Policy::new(3, Duration::from_mins(2))
             .with_probes_to_close(2)
