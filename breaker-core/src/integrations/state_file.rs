@@ -1327,4 +1327,23 @@ mod tests {
             assert_eq!(iso8601_unix_ms(bad), None, "{bad:?}");
         }
     }
+
+    #[test]
+    fn iso8601_times_need_every_separator_digits_only_and_february_29th_in_leap_years_only() {
+        for bad in [
+            // Every separator, each where it belongs.
+            "2025-08-15 14:23:45Z",
+            "2025/08/15T14:23:45Z",
+            "2025-08-15T14-23:45Z",
+            // Digits only: a letter would pass for a number ('a' as 49).
+            "2025-08-15T14:0a:45Z",
+            // February 29th in leap years only: not 2025, not 2100 (a century not a
+            // multiple of 400).
+            "2025-02-29T00:00:00Z",
+            "2100-02-29T00:00:00Z",
+        ] {
+            assert_eq!(iso8601_unix_ms(bad), None, "{bad:?}");
+        }
+        assert_eq!(iso8601_unix_ms("2024-02-29T00:00:00Z"), Some(1_709_164_800_000));
+    }
 }
