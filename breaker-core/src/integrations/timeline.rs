@@ -547,6 +547,24 @@ mod tests {
     }
 
     #[test]
+    fn the_legend_sets_each_entry_after_the_last_ones_label() {
+        // A swatch and 14 units to its label, then 10 more and 7 a character.
+        let svg = Timeline::new([], at(5)).to_string();
+        for (x, fill, label) in [
+            (10, CLOSED, "closed"),
+            (76, OPEN, "open"),
+            (128, HALF_OPEN, "half-open"),
+            (215, FORCED, "forced open"),
+        ] {
+            let entry = std::format!(
+                r#"<rect x="{x}" y="99" width="10" height="10" fill="{fill}"/><text x="{}" y="108" fill="{INK}">{label}</text>"#,
+                x + 14
+            );
+            assert!(svg.contains(&entry), "{entry} in {svg}");
+        }
+    }
+
+    #[test]
     fn spans_print_in_two_units_at_most() {
         let cases = [
             (0, "0ms"),
