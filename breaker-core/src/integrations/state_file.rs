@@ -923,6 +923,30 @@ mod tests {
     }
 
     #[test]
+    fn capture_keeps_a_forced_opening_and_a_hold_longer_than_the_cooldown() {
+        let open = |forced: bool, remaining: Duration| Snapshot {
+            phase: Phase::Open,
+            forced,
+            probing: false,
+            strikes: 0,
+            streak: 0,
+            step: 0,
+            remaining,
+            counters: Counters::ZERO,
+            window: crate::window::WindowSnapshot::None,
+        };
+        let forced = SavedState::capture(&open(true, Duration::ZERO), &squad(), None, wall(0));
+        assert_eq!((forced.status, forced.opened_at), (SavedStatus::ForcedOpen, None));
+        // A trip verdict's hold of 5 minutes with a 2-minute cooldown: the hold is the
+        // cooldown running, started now.
+        let held = SavedState::capture(&open(false, Duration::from_mins(5)), &squad(), None, wall(30));
+        assert_eq!(
+            (held.status, held.opened_at, held.cooldown),
+            (SavedStatus::Open, Some(wall(30)), Duration::from_mins(5))
+        );
+    }
+
+    #[test]
     fn closed_and_half_open_states_keep_their_counts() {
         let closed = SavedState::capture(
             &Snapshot {
