@@ -8,6 +8,10 @@
 #   bash scripts/mutants.sh            # breaker-core, then the macro crate
 #   bash scripts/mutants.sh core       # breaker-core only
 #   bash scripts/mutants.sh macros     # breaker-macros only
+#   bash scripts/mutants.sh compose    # breaker-core/src/compose/ (not part of `all`)
+#   bash scripts/mutants.sh integrations  # breaker-core/src/integrations/ (not part of `all`)
+#   bash scripts/mutants.sh compose --shard 0/12 --sharding round-robin  # a deterministic
+#       twelfth of compose/'s mutants, every 12th of its list (shards 0/12 to 11/12 make all)
 #   bash scripts/mutants.sh core -F 'machine.rs'   # extra arguments go to cargo-mutants
 #   bash scripts/mutants.sh diff main             # only the code changed since a git revision,
 #   bash scripts/mutants.sh diff main window chain  # ...tested by these test targets of the
@@ -16,8 +20,9 @@
 #
 # MUTANTS_JOBS (default 2) builds and tests that many mutants at once; PROPTEST_CASES
 # (default 10000) caps each property test's cases; MUTANTS_TIMEOUT (default 300 s) is a
-# `diff` run's timeout per mutant. The Redis tests are real only with BREAKER_REDIS_SERVER
-# naming a redis-server binary (scripts/test.sh starts one and sets it).
+# `diff` run's timeout per mutant. The Redis tests are real only with BREAKER_REDIS_URL
+# naming a running server and BREAKER_REDIS_SERVER a redis-server binary (scripts/test.sh
+# starts one and sets both; BREAKER_REDIS_REQUIRED=1 fails a test that finds neither).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,6 +53,33 @@ core() {
         -f breaker-core/src/breaker/snapshot.rs -f breaker-core/src/breaker/policy.rs -f breaker-core/src/breaker/time.rs \
         --test-package breaker-core --test-package tests \
         "$@" -- -- --skip ui --exact
+}
+
+# breaker-core's composites (compose/) and integrations (integrations/): each tested like the
+# core, by the core's unit tests and the tests crate's, without the three trybuild suites
+# (each would rebuild breaker-core for every mutant; the hal suite's address checks are
+# const-evaluated, so a survivor in integrations/hal/ is checked against `hal_ui` by hand)
+# and without the bounded soak (20 to 60 s of replica processes for every mutant).
+# Unlike the core, `|` turned into `^` is kept: these files have few `|`, and not all of
+# them join disjoint bits. The integrations are built with feature `svg` too, so that the
+# timeline's own tests run; `defmt` and `rtic-time` stay off (their code is tested on the
+# firmware and by the feature matrix), and their mutants survive uncompiled. Full runs are
+# long (about 1,800 mutants in compose/, 900 in integrations/: docs/testing.md), hence
+# `--shard K/N` for a deterministic part.
+module() {
+    local name="$1"
+    shift
+    local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
+        device_table_mistakes_do_not_compile
+        replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
+    local features=()
+    [ "$name" = integrations ] && features=(--features breaker-core/svg)
+    mkdir -p "target/mutants/$name"
+    cargo mutants "${common[@]}" --output "target/mutants/$name" --minimum-test-timeout 120 \
+        --package breaker-core "${features[@]}" \
+        -f "breaker-core/src/$name/**" \
+        --test-package breaker-core --test-package tests \
+        "$@" -- -- "${skip[@]/#/--skip=}" --exact
 }
 
 macros() {
@@ -101,6 +133,7 @@ case "$which" in
     core) core "$@" ;;
     diff) diff_run "$@" ;;
     macros) macros "$@" ;;
+    compose | integrations) module "$which" "$@" ;;
     all)
         status=0
         core "$@" || status=$?
@@ -108,7 +141,7 @@ case "$which" in
         exit "$status"
         ;;
     *)
-        echo "usage: $0 [core|macros|all] [cargo-mutants arguments] | $0 diff <git revision> [test target...]" >&2
+        echo "usage: $0 [core|macros|compose|integrations|all] [cargo-mutants arguments] | $0 diff <git revision> [test target...]" >&2
         exit 2
         ;;
 esac

@@ -430,6 +430,15 @@ fn a_backup_disabled_by_hand_is_skipped_until_enabled_even_across_a_recovery() {
 }
 
 #[test]
+fn a_backup_is_found_by_its_name_and_the_primary_is_not_a_backup() {
+    let chain = chain();
+    assert_eq!(chain.position("medium"), Some(0));
+    assert_eq!(chain.position("small"), Some(1));
+    assert_eq!(chain.position("large"), None);
+    assert_eq!(chain.position("tiny"), None);
+}
+
+#[test]
 fn a_backup_success_leaves_its_count_for_the_episode() {
     let (chain, clock) = tripped();
     turn(&chain, &clock, Outcome::STRIKE);
@@ -685,6 +694,18 @@ fn budgets_are_checked() {
     assert_eq!(Backup::new("x").try_with_budget(0), Err(BudgetError));
     assert_eq!(Backup::new("x").try_with_budget(256), Err(BudgetError));
     assert_eq!(Backup::new("x").try_with_budget(255).map(|b| b.budget()), Ok(255));
+}
+
+#[test]
+fn a_rejected_budget_and_a_missing_backup_say_why() {
+    assert_eq!(
+        BudgetError.to_string(),
+        "a backup's budget must be between 1 and 255 failed turns"
+    );
+    assert_eq!(
+        NoSuchBackup.to_string(),
+        "no backup at this place in the fallback chain"
+    );
 }
 
 #[test]

@@ -2,7 +2,9 @@
 //! and force_open by name; duplicate names reported, never merged.
 
 use breaker_core::registry::{self, LookupError};
-use breaker_core::{circuit_breaker, Classify, Clock, Duration, Instant, ManualClock, Phase, Refused, State};
+use breaker_core::{
+    circuit_breaker, CircuitBreaker, Classify, Clock, Duration, Instant, ManualClock, Phase, Refused, State,
+};
 
 static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(1_000));
 
@@ -59,6 +61,7 @@ fn every_annotated_function_is_listed_even_if_never_called() {
         [
             "ops::direct",
             "ops::force",
+            "ops::generic",
             "ops::persist",
             "registry::default_named",
             "registry::never_called",
@@ -174,6 +177,21 @@ fn an_entry_hands_out_the_breaker_itself() {
     permit.success();
     assert_eq!(direct(), Err(Failed));
     assert_eq!(entry.counters().trips, 2);
+}
+
+#[circuit_breaker(name = "ops::generic", trip = 2, cooldown = "1s", clock = CLOCK)]
+fn generic() -> Result<(), Failed> {
+    Err(Failed)
+}
+
+#[test]
+fn an_entry_as_a_circuit_breaker_reports_its_breakers_counters() {
+    let entry = registry::get("ops::generic").unwrap();
+    assert_eq!(generic(), Err(Failed));
+    assert_eq!(generic(), Err(Failed));
+    let counters = CircuitBreaker::counters(&entry);
+    assert_eq!((counters.failures, counters.trips), (2, 1));
+    assert_eq!(counters, entry.counters());
 }
 
 #[circuit_breaker(name = "ops::persist", trip = 1, cooldown = "30s", clock = CLOCK)]

@@ -409,3 +409,31 @@ fn call_over_an_annotated_function_counts_each_outcome_once_and_leaves_it_its_ow
     let r = LOOKUP.report()[0];
     assert_eq!((r.served, r.substitutions, r.refusals), (5, 1, 0));
 }
+
+// ---- an annotated function's entry given as a borrowed gate --------------------------------
+
+static REGISTRY_CLOCK_3: ManualClock = ManualClock::new(Instant::ZERO);
+
+#[circuit_breaker(name = "router-test/borrowed", trip = 1, cooldown = "30s", clock = REGISTRY_CLOCK_3)]
+fn borrowed(place: &str) -> Result<String, ToolError> {
+    Ok(format!("borrowed({place})"))
+}
+
+#[test]
+fn a_self_gating_entry_lent_to_the_router_and_called_itself_counts_no_substitution() {
+    tools!(STANDBY);
+    let entry = registry::get("router-test/borrowed").unwrap();
+    let substitutes = [Tool::shared("standby", &STANDBY, &CLOCK)];
+    let router = HealthRouter::new([Row::new(
+        Tool::shared("router-test/borrowed", entry, &REGISTRY_CLOCK_3),
+        &substitutes,
+    )]);
+    assert!(router.rows()[0].tool().gates_itself());
+    assert_eq!(
+        router.call("router-test/borrowed", |_| borrowed("oslo")).unwrap(),
+        "borrowed(oslo)"
+    );
+    let r = router.report()[0];
+    assert_eq!((r.served, r.substitutions, r.refusals), (1, 0, 0));
+    assert_eq!(snapshot(&STANDBY, at(0)), snapshot(&SharedBreaker::new(&POLICY), at(0)));
+}

@@ -172,3 +172,40 @@ fn a_breaker_with_a_run_time_policy_is_shared_through_an_arc() {
     assert!(is_refusal(&now(a.call(())).unwrap_err()));
     assert_eq!(Arc::strong_count(&breaker), 4);
 }
+
+/// An inner service not ready at first, then failing its readiness.
+struct Unready(u32);
+
+impl Service<bool> for Unready {
+    type Response = &'static str;
+    type Error = std::io::Error;
+    type Future = std::future::Ready<Result<&'static str, std::io::Error>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), std::io::Error>> {
+        self.0 += 1;
+        if self.0 == 1 {
+            Poll::Pending
+        } else {
+            Poll::Ready(Err(std::io::Error::other("overloaded")))
+        }
+    }
+
+    fn call(&mut self, _: bool) -> Self::Future {
+        std::future::ready(Ok("ok"))
+    }
+}
+
+#[test]
+fn poll_ready_passes_the_inner_services_readiness_through() {
+    static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
+    static BREAKER: SharedBreaker = SharedBreaker::new(&POLICY);
+    static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    let mut svc = CircuitBreakerLayer::new(&BREAKER, &CLOCK).layer(Unready(0));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(svc.poll_ready(&mut cx).is_pending());
+    match svc.poll_ready(&mut cx) {
+        Poll::Ready(Err(e)) => assert_eq!(e.to_string(), "overloaded"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(BREAKER.counters(), breaker_core::Counters::ZERO);
+}

@@ -131,3 +131,40 @@ fn a_dropped_probe_future_fails_only_its_own_hosts_probe() {
     assert!(!hosts.get("a").unwrap().would_allow(clock.now()));
     assert!(hosts.get("b").unwrap().would_allow(clock.now()));
 }
+
+/// An inner service not ready at first, then failing its readiness.
+struct Unready(u32);
+
+impl Service<Request<()>> for Unready {
+    type Response = String;
+    type Error = std::io::Error;
+    type Future = std::future::Ready<Result<String, std::io::Error>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), std::io::Error>> {
+        self.0 += 1;
+        if self.0 == 1 {
+            Poll::Pending
+        } else {
+            Poll::Ready(Err(std::io::Error::other("overloaded")))
+        }
+    }
+
+    fn call(&mut self, _: Request<()>) -> Self::Future {
+        std::future::ready(Ok(String::new()))
+    }
+}
+
+#[test]
+fn poll_ready_passes_the_inner_services_readiness_through() {
+    static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    let hosts =
+        Arc::new(KeyedBreakerMap::new(NonZeroUsize::new(2).unwrap(), Policy::new(2, Duration::from_secs(30))).unwrap());
+    let mut svc = KeyedLayer::new(hosts.clone(), authority, &CLOCK).layer(Unready(0));
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(svc.poll_ready(&mut cx).is_pending());
+    match svc.poll_ready(&mut cx) {
+        Poll::Ready(Err(e)) => assert_eq!(e.to_string(), "overloaded"),
+        other => panic!("{other:?}"),
+    }
+    assert!(hosts.is_empty());
+}

@@ -504,6 +504,30 @@ mod tests {
     }
 
     #[test]
+    fn a_readings_iterator_hints_at_most_the_tickets_left_and_at_least_none() {
+        let h = History::<3>::new(());
+        assert_eq!(h.recent().iter().size_hint(), (0, Some(0)));
+        for i in 0..5 {
+            h.record(&t(i));
+        }
+        let mut it = h.recent().iter();
+        assert_eq!(it.size_hint(), (0, Some(3)));
+        assert_eq!(it.next(), Some(t(2)));
+        assert_eq!(it.size_hint(), (0, Some(2)));
+        assert_eq!(it.next_back(), Some(t(4)));
+        assert_eq!(it.size_hint(), (0, Some(1)));
+    }
+
+    #[test]
+    fn a_reading_debugs_as_the_list_of_its_transitions() {
+        let h = History::<3>::new(());
+        assert_eq!(std::format!("{:?}", h.recent()), "[]");
+        h.record(&t(0));
+        h.record(&t(1));
+        assert_eq!(std::format!("{:?}", h.recent()), std::format!("{:?}", [t(0), t(1)]));
+    }
+
+    #[test]
     fn a_reading_keeps_its_moment_and_drops_what_was_overwritten_since() {
         let h = History::<2>::new(());
         h.record(&t(0));

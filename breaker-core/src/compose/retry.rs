@@ -429,6 +429,16 @@ mod tests {
     }
 
     #[test]
+    fn a_cap_equal_to_the_delay_is_accepted_and_every_delay_is_the_cap() {
+        let p = RetryPolicy::new(3, MS(100)).try_with_max_delay(MS(100)).unwrap();
+        assert_eq!(p.max_delay(), MS(100));
+        assert_eq!(
+            p.delays(0).map(Duration::as_millis).collect::<Vec<_>>(),
+            [100, 100, 100]
+        );
+    }
+
+    #[test]
     fn no_jitter_is_the_capped_exponential() {
         let p = RetryPolicy::new(6, MS(100)).with_max_delay(MS(1000));
         let d: Vec<u32> = p.delays(0).map(Duration::as_millis).collect();

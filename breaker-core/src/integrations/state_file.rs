@@ -809,6 +809,33 @@ mod tests {
         }
     }
 
+    #[test]
+    fn each_state_file_error_gives_what_went_wrong_as_its_source() {
+        use std::error::Error as _;
+        use std::string::ToString;
+        let source = |e: &StateFileError| e.source().map(ToString::to_string);
+        let read = StateFileError::Read(io::Error::new(io::ErrorKind::PermissionDenied, "denied"));
+        assert_eq!(source(&read).as_deref(), Some("denied"));
+        let rejected = StateFileError::Rejected {
+            problem: StateFileProblem::Invalid("open without an opening time"),
+            kept_at: PathBuf::from("quota.json.rejected"),
+        };
+        assert_eq!(
+            source(&rejected).as_deref(),
+            Some("impossible state (open without an opening time)")
+        );
+        let not_set_aside = StateFileError::NotSetAside {
+            problem: StateFileProblem::UnsupportedVersion(9),
+            error: io::Error::new(io::ErrorKind::PermissionDenied, "read-only"),
+        };
+        assert_eq!(
+            source(&not_set_aside),
+            Some(std::format!(
+                "state file version 9 is not supported (this build reads {VERSION})"
+            ))
+        );
+    }
+
     fn squad() -> Policy {
         Policy::new(3, Duration::from_mins(2))
             .with_probes_to_close(2)
@@ -893,6 +920,30 @@ mod tests {
         );
         let back = state.to_snapshot(Counters::ZERO, wall(45));
         assert_eq!(back.remaining, Duration::from_secs(75));
+    }
+
+    #[test]
+    fn capture_keeps_a_forced_opening_and_a_hold_longer_than_the_cooldown() {
+        let open = |forced: bool, remaining: Duration| Snapshot {
+            phase: Phase::Open,
+            forced,
+            probing: false,
+            strikes: 0,
+            streak: 0,
+            step: 0,
+            remaining,
+            counters: Counters::ZERO,
+            window: crate::window::WindowSnapshot::None,
+        };
+        let forced = SavedState::capture(&open(true, Duration::ZERO), &squad(), None, wall(0));
+        assert_eq!((forced.status, forced.opened_at), (SavedStatus::ForcedOpen, None));
+        // A trip verdict's hold of 5 minutes with a 2-minute cooldown: the hold is the
+        // cooldown running, started now.
+        let held = SavedState::capture(&open(false, Duration::from_mins(5)), &squad(), None, wall(30));
+        assert_eq!(
+            (held.status, held.opened_at, held.cooldown),
+            (SavedStatus::Open, Some(wall(30)), Duration::from_mins(5))
+        );
     }
 
     #[test]
@@ -1299,5 +1350,24 @@ mod tests {
         ] {
             assert_eq!(iso8601_unix_ms(bad), None, "{bad:?}");
         }
+    }
+
+    #[test]
+    fn iso8601_times_need_every_separator_digits_only_and_february_29th_in_leap_years_only() {
+        for bad in [
+            // Every separator, each where it belongs.
+            "2025-08-15 14:23:45Z",
+            "2025/08/15T14:23:45Z",
+            "2025-08-15T14-23:45Z",
+            // Digits only: a letter would pass for a number ('a' as 49).
+            "2025-08-15T14:0a:45Z",
+            // February 29th in leap years only: not 2025, not 2100 (a century not a
+            // multiple of 400).
+            "2025-02-29T00:00:00Z",
+            "2100-02-29T00:00:00Z",
+        ] {
+            assert_eq!(iso8601_unix_ms(bad), None, "{bad:?}");
+        }
+        assert_eq!(iso8601_unix_ms("2024-02-29T00:00:00Z"), Some(1_709_164_800_000));
     }
 }

@@ -514,6 +514,57 @@ mod tests {
     }
 
     #[test]
+    fn a_forced_open_breaker_with_nothing_recorded_is_drawn_forced_across_the_axis() {
+        let state = State::Open {
+            remaining: Duration::ZERO,
+            forced: true,
+        };
+        let svg = Timeline::new([], at(5)).with_state(state).to_string();
+        // A second at least, all of it the forced phase: from X0 over the whole plot.
+        let band = std::format!(
+            r#"<rect class="open" x="{X0}" y="{BAND_Y}" width="{PLOT}" height="{BAND_H}" fill="{FORCED}"/>"#
+        );
+        assert!(svg.contains(&band), "{svg}");
+    }
+
+    #[test]
+    fn stretches_are_as_wide_as_their_share_of_the_axis() {
+        // Opened 30 s ago: the axis covers 31.5 s (a twentieth more than the oldest
+        // transition), the closed stretch its first 1.5 s (33 of 700 units, rounded
+        // down), the open one the rest.
+        let run = &backoff_run()[..1];
+        let svg = Timeline::new(run.iter().copied(), at(90_000)).to_string();
+        let closed = std::format!(
+            r#"<rect class="closed" x="{X0}" y="{BAND_Y}" width="33" height="{BAND_H}" fill="{CLOSED}"/>"#
+        );
+        let open = std::format!(
+            r#"<rect class="open" x="{}" y="{BAND_Y}" width="{}" height="{BAND_H}" fill="{OPEN}"/>"#,
+            X0 + 33,
+            PLOT - 33
+        );
+        assert!(svg.contains(&closed), "{svg}");
+        assert!(svg.contains(&open), "{svg}");
+    }
+
+    #[test]
+    fn the_legend_sets_each_entry_after_the_last_ones_label() {
+        // A swatch and 14 units to its label, then 10 more and 7 a character.
+        let svg = Timeline::new([], at(5)).to_string();
+        for (x, fill, label) in [
+            (10, CLOSED, "closed"),
+            (76, OPEN, "open"),
+            (128, HALF_OPEN, "half-open"),
+            (215, FORCED, "forced open"),
+        ] {
+            let entry = std::format!(
+                r#"<rect x="{x}" y="99" width="10" height="10" fill="{fill}"/><text x="{}" y="108" fill="{INK}">{label}</text>"#,
+                x + 14
+            );
+            assert!(svg.contains(&entry), "{entry} in {svg}");
+        }
+    }
+
+    #[test]
     fn spans_print_in_two_units_at_most() {
         let cases = [
             (0, "0ms"),

@@ -41,6 +41,14 @@ fn first_use_creates_one_breaker_per_key_and_a_key_keeps_it() {
 }
 
 #[test]
+fn a_table_whose_keys_are_added_on_use_is_not_listed() {
+    let t = table();
+    assert!(!t.is_listed());
+    t.entry(7);
+    assert!(!t.is_listed());
+}
+
+#[test]
 fn a_full_table_evicts_closed_idle_entries_in_second_chance_order() {
     let t = table();
     for k in 1..=4 {
@@ -231,6 +239,40 @@ mod map {
         assert_eq!(names(&m), ["c", "e", "f"]);
         assert_eq!(m.evictions(), 3);
         assert_eq!((m.len(), m.capacity()), (3, 3));
+    }
+
+    #[test]
+    fn a_map_is_empty_until_its_first_key() {
+        let m = map(2);
+        assert!(m.is_empty());
+        assert_eq!(m.len(), 0);
+        m.entry("a");
+        assert!(!m.is_empty());
+        assert_eq!(m.len(), 1);
+    }
+
+    #[test]
+    fn a_map_entrys_ticket_is_a_probe_only_when_its_breaker_lets_the_probe_through() {
+        let m = map(1);
+        let clock = ManualClock::new(Instant::ZERO);
+        let mut a = m.entry("a");
+        let closed = CircuitBreaker::enter(&mut a, &clock).unwrap();
+        assert!(closed.is_some());
+        assert!(!CallTicket::is_probe(&closed));
+        CircuitBreaker::report(&mut a, closed, Outcome::STRIKE, &clock);
+        let second = CircuitBreaker::enter(&mut a, &clock).unwrap();
+        CircuitBreaker::report(&mut a, second, Outcome::STRIKE, &clock);
+        assert_eq!(a.state(&clock).phase(), Phase::Open);
+        clock.advance(Duration::from_secs(10));
+        let probe = CircuitBreaker::enter(&mut a, &clock).unwrap();
+        assert!(CallTicket::is_probe(&probe));
+        // The map is full of an entry that cannot go: "b" is unguarded, its ticket none.
+        let mut b = m.entry("b");
+        assert!(!b.is_guarded());
+        let none = CircuitBreaker::enter(&mut b, &clock).unwrap();
+        assert!(none.is_none());
+        assert!(!CallTicket::is_probe(&none));
+        CircuitBreaker::report(&mut a, probe, Outcome::Success, &clock);
     }
 
     #[test]

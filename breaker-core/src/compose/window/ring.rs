@@ -449,6 +449,19 @@ mod tests {
     }
 
     #[test]
+    fn a_full_healthy_window_shrunk_is_cut_to_its_new_size() {
+        // 64 clean samples, then a window of 1: the next clean sample is a change (the
+        // window is cut to it), not the healthy steady state.
+        let r = CallRing::new();
+        for _ in 0..64 {
+            r.push(&rule(64), 0, Sample::Ok, Instant::ZERO);
+        }
+        assert_eq!(r.push(&rule(64), 0, Sample::Ok, Instant::ZERO), Pushed::Unchanged);
+        assert_eq!(changed(r.push(&rule(1), 0, Sample::Ok, Instant::ZERO)), (1, 0, 0));
+        assert_eq!(r.push(&rule(1), 0, Sample::Ok, Instant::ZERO), Pushed::Unchanged);
+    }
+
+    #[test]
     fn a_clear_restarts_the_counts_and_drops_old_samples() {
         let r = CallRing::new();
         let rule = rule(4);

@@ -485,6 +485,55 @@ mod tests {
     }
 
     #[test]
+    fn a_saved_window_keeps_bucket_zero_beside_slots_never_used() {
+        // Never-used slots hold number 0 with no calls: they are not buckets of the window,
+        // and must not stand in for bucket 0 (the first after the clock's zero).
+        use crate::{Duration, Policy, WindowSize};
+        let policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(1));
+        let rule = policy.window().unwrap();
+        let w = TimeWindow::<10>::new();
+        w.push(&rule, 0, Sample::Fail, Instant::ZERO);
+        w.push(&rule, 0, Sample::Slow, Instant::ZERO);
+        w.push(&rule, 0, Sample::Ok, Instant::ZERO);
+        let mut buckets = [Bucket::default(); WINDOW_BUCKETS as usize];
+        buckets[0] = Bucket {
+            calls: 3,
+            failures: 1,
+            slow: 1,
+        };
+        assert_eq!(w.save(&rule, 0, Instant::ZERO), WindowSnapshot::Time { buckets });
+    }
+
+    #[test]
+    fn a_loaded_window_puts_the_saved_newest_bucket_at_the_current_one() {
+        use crate::{Duration, Policy, WindowSize};
+        let policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(1));
+        let rule = policy.window().unwrap();
+        let w = TimeWindow::<10>::new();
+        w.push(&rule, 0, Sample::Fail, Instant::from_millis(3_000));
+        w.push(&rule, 0, Sample::Ok, Instant::from_millis(4_000));
+        w.push(&rule, 0, Sample::Slow, Instant::from_millis(5_000));
+        let saved = w.save(&rule, 0, Instant::from_millis(5_500));
+        // Loaded two buckets later: buckets 7, 6 and 5 hold what 5, 4 and 3 held.
+        let later = Instant::from_millis(7_500);
+        let back = TimeWindow::<10>::new();
+        back.load(&rule, 2, &saved, later);
+        assert_eq!(
+            back.tally(&rule, 2, later),
+            Some(Tally {
+                calls: 3,
+                failures: 1,
+                timed: 3,
+                slow: 1
+            })
+        );
+        assert_eq!(back.save(&rule, 2, later), saved);
+        // Bucket 5 (the saved bucket 3, its failure) leaves the window at bucket 15.
+        let t = back.tally(&rule, 2, Instant::from_millis(15_000)).unwrap();
+        assert_eq!((t.calls, t.failures, t.slow), (2, 0, 1));
+    }
+
+    #[test]
     fn only_the_last_ten_buckets_count() {
         let mut words = [empty(1); SLOTS];
         for (i, w) in words.iter_mut().enumerate() {
