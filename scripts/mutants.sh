@@ -8,8 +8,12 @@
 #   bash scripts/mutants.sh            # breaker-core, then the macro crate
 #   bash scripts/mutants.sh core       # breaker-core only
 #   bash scripts/mutants.sh macros     # breaker-macros only
+#   bash scripts/mutants.sh macros-quick  # all of breaker-macros, without the trybuild
+#                                      # suites (not part of `all`: messages go unchecked)
 #   bash scripts/mutants.sh compose    # breaker-core/src/compose/ (not part of `all`)
 #   bash scripts/mutants.sh integrations  # breaker-core/src/integrations/ (not part of `all`)
+#   bash scripts/mutants.sh redis      # breaker-redis, against a running server (not part of
+#                                      # `all`): BREAKER_REDIS_URL and BREAKER_REDIS_SERVER set
 #   bash scripts/mutants.sh compose --shard 0/12 --sharding round-robin  # a deterministic
 #       twelfth of compose/'s mutants, every 12th of its list (shards 0/12 to 11/12 make all)
 #   bash scripts/mutants.sh core -F 'machine.rs'   # extra arguments go to cargo-mutants
@@ -82,6 +86,28 @@ module() {
         "$@" -- -- "${skip[@]/#/--skip=}" --exact
 }
 
+# breaker-redis: its own unit tests and the tests crate's (where its integration tests are),
+# without the trybuild suites and the bounded soak, as for compose/. Its tests need a real
+# server: this mode does not start one, it requires BREAKER_REDIS_URL and
+# BREAKER_REDIS_SERVER (set as scripts/test.sh does) and sets BREAKER_REDIS_REQUIRED=1, so
+# that a test which cannot reach the server fails rather than passing as skipped (the
+# mutants it should catch would then survive).
+redis() {
+    if [ -z "${BREAKER_REDIS_URL:-}" ] || [ -z "${BREAKER_REDIS_SERVER:-}" ]; then
+        echo "mutants.sh: redis needs BREAKER_REDIS_URL (a running server) and BREAKER_REDIS_SERVER (a redis-server binary)" >&2
+        exit 2
+    fi
+    export BREAKER_REDIS_REQUIRED=1
+    local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
+        device_table_mistakes_do_not_compile
+        replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
+    mkdir -p target/mutants/redis
+    cargo mutants "${common[@]}" --output target/mutants/redis --minimum-test-timeout 120 \
+        --package breaker-redis \
+        --test-package breaker-redis --test-package tests \
+        "$@" -- -- "${skip[@]/#/--skip=}" --exact
+}
+
 macros() {
     mkdir -p target/mutants/macros
     # The macro crate's unit tests and the tests crate's, trybuild's compile-error suite
@@ -91,6 +117,21 @@ macros() {
         -f breaker-macros/src/args.rs -f breaker-macros/src/duration.rs -f breaker-macros/src/validate.rs \
         --test-package breaker-macros --test-package tests \
         "$@"
+}
+
+# The whole macro crate (every file of breaker-macros/src/, not only the three above), without
+# the trybuild suites and the soak (as compose/'s): seconds a mutant instead of minutes, for
+# a sample. A mutant that only changes an error's message or span is caught by trybuild
+# alone, so it survives here: check such a survivor against `macro_ui` by hand.
+macros_quick() {
+    local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
+        device_table_mistakes_do_not_compile
+        replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
+    mkdir -p target/mutants/macros-quick
+    cargo mutants "${common[@]}" --output target/mutants/macros-quick --minimum-test-timeout 120 \
+        --package breaker-macros \
+        --test-package breaker-macros --test-package tests \
+        "$@" -- -- "${skip[@]/#/--skip=}" --exact
 }
 
 # The code changed since a git revision: the mutants of its changed lines only, tested by the
@@ -133,7 +174,9 @@ case "$which" in
     core) core "$@" ;;
     diff) diff_run "$@" ;;
     macros) macros "$@" ;;
+    macros-quick) macros_quick "$@" ;;
     compose | integrations) module "$which" "$@" ;;
+    redis) redis "$@" ;;
     all)
         status=0
         core "$@" || status=$?
@@ -141,7 +184,7 @@ case "$which" in
         exit "$status"
         ;;
     *)
-        echo "usage: $0 [core|macros|compose|integrations|all] [cargo-mutants arguments] | $0 diff <git revision> [test target...]" >&2
+        echo "usage: $0 [core|macros|macros-quick|compose|integrations|redis|all] [cargo-mutants arguments] | $0 diff <git revision> [test target...]" >&2
         exit 2
         ;;
 esac

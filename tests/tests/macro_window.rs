@@ -79,6 +79,36 @@ fn an_annotated_function_trips_on_its_failure_rate_not_on_strikes() {
     assert_eq!(stats(), Some(WindowStats::default()));
 }
 
+static LARGE_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+
+/// A count window larger than the small one's 51 calls (a ring of 100 instead).
+#[circuit_breaker(window = 100, failure_rate = 50, cooldown = "10s", clock = LARGE_CLOCK, name = "macro_window::large")]
+fn large(outcome: Result<(), Error>) -> Result<(), Error> {
+    outcome
+}
+
+#[test]
+fn a_count_window_above_51_calls_holds_every_call_it_names() {
+    for _ in 0..60 {
+        assert_eq!(large(Ok(())), Ok(()));
+    }
+    // 40 of the last 100 failed: 40 %, closed. A window cut to 51 calls would hold 40 of
+    // 51 (and trip at the 26th).
+    for _ in 0..40 {
+        assert_eq!(large(Err(Error::Timeout)), Err(Error::Timeout));
+    }
+    let entry = registry::get("macro_window::large").unwrap();
+    assert_eq!(entry.state().phase(), Phase::Closed);
+    assert_eq!(
+        entry.breaker().window_stats(LARGE_CLOCK.now()),
+        Some(WindowStats {
+            calls: 100,
+            failures: 40,
+            slow: 0
+        })
+    );
+}
+
 static SLOW_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
 
 /// Trips when 3 of the last 4 calls took longer than 1 s.

@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
-use breaker_core::{CallError, Classify, Duration, Phase, Policy, State};
+use breaker_core::{CallError, Classify, Duration, Observer, Phase, Policy, Reason, State, Transition};
 use breaker_redis::{value, Config, LinkEvent, RedisBreaker, RedisLink, Resync, ValueError};
 use redis::Commands;
 use tests::redis_server::{server_binary, shared_url, unique_key, RedisServer};
@@ -100,6 +100,44 @@ fn an_unreachable_redis_leaves_a_working_local_breaker_and_one_report() {
         "reported once"
     );
     assert_eq!(b.counters().trips, 1);
+}
+
+/// The transitions an observer was told of: from, to, why.
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<(Phase, Phase, Reason)>>>);
+
+impl Observer for Seen {
+    fn on_transition(&self, t: &Transition) {
+        self.0.lock().unwrap().push((t.from, t.to, t.why));
+    }
+}
+
+#[test]
+fn the_observer_given_to_a_breaker_apart_hears_its_transitions() {
+    static POLICY: Policy = Policy::new(2, Duration::from_millis(100));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let (l, _events) = link(&format!("redis://127.0.0.1:{port}/"), 200);
+    let seen = Seen::default();
+    let b = l.breaker_with_observer("breaker-test:observed", &POLICY, seen.clone());
+    assert!(!b.is_shared());
+    for _ in 0..2 {
+        assert!(matches!(fail(&b), Err(CallError::Inner(Down))));
+    }
+    std::thread::sleep(StdDuration::from_millis(110));
+    ok(&b).unwrap();
+    assert_eq!(b.phase(), Phase::Closed);
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        [
+            (Phase::Closed, Phase::Open, Reason::Strikes),
+            (Phase::Open, Phase::HalfOpen, Reason::CooldownElapsed),
+            (Phase::HalfOpen, Phase::Closed, Reason::Recovered),
+        ]
+    );
 }
 
 #[test]
