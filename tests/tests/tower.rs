@@ -13,6 +13,9 @@ use breaker_core::tower::{BoxError, CircuitBreakerLayer, RefusedError};
 use breaker_core::{Clock, Duration, Instant, ManualClock, Outcome, Phase, Policy, SharedBreaker};
 use tower::{service_fn, Layer, Service};
 
+mod tower_support;
+use tower_support::Unready;
+
 /// Polls a future that never waits (every service here answers at once).
 fn now<F: Future>(f: F) -> F::Output {
     let mut f = pin!(f);
@@ -173,28 +176,6 @@ fn a_breaker_with_a_run_time_policy_is_shared_through_an_arc() {
     assert_eq!(Arc::strong_count(&breaker), 4);
 }
 
-/// An inner service not ready at first, then failing its readiness.
-struct Unready(u32);
-
-impl Service<bool> for Unready {
-    type Response = &'static str;
-    type Error = std::io::Error;
-    type Future = std::future::Ready<Result<&'static str, std::io::Error>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), std::io::Error>> {
-        self.0 += 1;
-        if self.0 == 1 {
-            Poll::Pending
-        } else {
-            Poll::Ready(Err(std::io::Error::other("overloaded")))
-        }
-    }
-
-    fn call(&mut self, _: bool) -> Self::Future {
-        std::future::ready(Ok("ok"))
-    }
-}
-
 #[test]
 fn poll_ready_passes_the_inner_services_readiness_through() {
     static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
@@ -202,8 +183,8 @@ fn poll_ready_passes_the_inner_services_readiness_through() {
     static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
     let mut svc = CircuitBreakerLayer::new(&BREAKER, &CLOCK).layer(Unready(0));
     let mut cx = Context::from_waker(Waker::noop());
-    assert!(svc.poll_ready(&mut cx).is_pending());
-    match svc.poll_ready(&mut cx) {
+    assert!(Service::<bool>::poll_ready(&mut svc, &mut cx).is_pending());
+    match Service::<bool>::poll_ready(&mut svc, &mut cx) {
         Poll::Ready(Err(e)) => assert_eq!(e.to_string(), "overloaded"),
         other => panic!("{other:?}"),
     }

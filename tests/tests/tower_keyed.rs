@@ -16,6 +16,9 @@ use breaker_core::{Clock, Duration, Instant, ManualClock, Phase, Policy, Refusal
 use http::Request;
 use tower::{service_fn, Layer, Service};
 
+mod tower_support;
+use tower_support::Unready;
+
 fn now<F: Future>(f: F) -> F::Output {
     let mut f = pin!(f);
     match f.as_mut().poll(&mut Context::from_waker(Waker::noop())) {
@@ -130,28 +133,6 @@ fn a_dropped_probe_future_fails_only_its_own_hosts_probe() {
     assert_eq!(hosts.get("a").unwrap().phase(clock.now()), Phase::Open);
     assert!(!hosts.get("a").unwrap().would_allow(clock.now()));
     assert!(hosts.get("b").unwrap().would_allow(clock.now()));
-}
-
-/// An inner service not ready at first, then failing its readiness.
-struct Unready(u32);
-
-impl Service<Request<()>> for Unready {
-    type Response = String;
-    type Error = std::io::Error;
-    type Future = std::future::Ready<Result<String, std::io::Error>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), std::io::Error>> {
-        self.0 += 1;
-        if self.0 == 1 {
-            Poll::Pending
-        } else {
-            Poll::Ready(Err(std::io::Error::other("overloaded")))
-        }
-    }
-
-    fn call(&mut self, _: Request<()>) -> Self::Future {
-        std::future::ready(Ok(String::new()))
-    }
 }
 
 #[test]
