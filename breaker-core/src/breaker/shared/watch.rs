@@ -61,6 +61,21 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         Ok((ticket, slot, now))
     }
 
+    /// The gate of a breaker with slots, as a permit holding the call's slot (if it took
+    /// one), with the gate's clock reading.
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    fn permit_watched<'a, C: Clock>(
+        &'a self,
+        window: &dyn WindowStore,
+        clock: &'a C,
+    ) -> Result<(Permit<'a, C, O, P, S>, Instant), Refused> {
+        let (ticket, slot, started) = self.acquire_watched(window, clock)?;
+        let mut permit = Permit::new(self, clock, ticket);
+        permit.slot = slot;
+        Ok((permit, started))
+    }
+
     /// [`SharedBreaker::try_acquire`] for a breaker with slots.
     #[inline(never)]
     pub(super) fn try_acquire_watched<'a, C: Clock>(
@@ -68,10 +83,7 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         window: &dyn WindowStore,
         clock: &'a C,
     ) -> Result<Permit<'a, C, O, P, S>, Refused> {
-        let (ticket, slot, _) = self.acquire_watched(window, clock)?;
-        let mut permit = Permit::new(self, clock, ticket);
-        permit.slot = slot;
-        Ok(permit)
+        self.permit_watched(window, clock).map(|(permit, _)| permit)
     }
 
     /// [`SharedBreaker::call_classified`] for a breaker with slots: through a permit
@@ -85,9 +97,8 @@ impl<O: ?Sized + Observer, P: PolicyStore, S: CountStore> SharedBreaker<O, P, S>
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
-        let (ticket, slot, started) = self.acquire_watched(window, clock).map_err(CallError::Refused)?;
-        let mut permit = Permit::new(self, clock, ticket);
-        permit.slot = slot;
+        let (mut permit, started) = self.permit_watched(window, clock).map_err(CallError::Refused)?;
+        let ticket = permit.ticket;
         let result = f();
         let outcome = match &result {
             Ok(_) => Outcome::Success,
