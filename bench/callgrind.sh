@@ -209,8 +209,8 @@ check "closed success vs reference A" ours-closed ref-a 5
 check "rejected vs reference B (StdClock)" ours-rejected ref-b 5
 check "rejected vs reference B2 (reference B + a skip counted beside the word: the floor)" ours-rejected ref-b2 5
 check "count window refusal vs recloser's (rate over 20 calls)" ours-window-rejected recloser-rate-rejected 0
-check "closed call through a keyed table of 1,024 keys vs a lone breaker" keyed-closed ours-closed 25
-check "refusal through a keyed table of 1,024 keys vs a lone breaker" keyed-rejected ours-rejected 25
+check "closed call through a keyed table of 1,024 slots (512 keys, each in turn) vs a lone breaker" keyed-closed ours-closed 25
+check "refusal through a keyed table of 1,024 slots (512 keys, each in turn) vs a lone breaker" keyed-rejected ours-rejected 25
 if [[ -n ${PER_CALL[keyed-lookup]:-} && -n ${PER_CALL[keyed-closed]:-} ]]; then
     awk -v x="${PER_CALL[keyed-closed]}" -v y="${PER_CALL[keyed-lookup]}" 'BEGIN {
         printf "- reference K (the table'"'"'s lookup alone + the closure) vs the closed call through it: %+.2f instructions, the breaker'"'"'s part; the lookup itself is the rest of the gap to a lone breaker\n", x - y

@@ -450,29 +450,55 @@ fn run_ours_rejected_spread(n: u64) -> StdDuration {
     })
 }
 
-/// A keyed table of 1,024 lean breakers (52 B per key), 1,000 keys in use: a call through
-/// the entry of one key, beside a lone breaker's.
-static TABLE: KeyedBreakers<u32, 1024, (), &Policy, Lean> =
-    KeyedBreakers::new([const { SharedBreaker::lean(&POLICY) }; 1024]);
-/// The key the keyed rows call through (the others fill the table around it).
-const KEY: u32 = 617;
+/// Two keyed tables of 1,024 lean breakers (52 B per key), each holding the 512 keys of
+/// [`KEYS`]: a call through the entry of each key in turn, beside a lone breaker's. The
+/// keys' breakers of [`OPEN_TABLE`] are tripped.
+type Table = KeyedBreakers<u32, 1024, (), &'static Policy, Lean>;
+static TABLE: Table = KeyedBreakers::new([const { SharedBreaker::lean(&POLICY) }; 1024]);
+static OPEN_TABLE: Table = KeyedBreakers::new([const { SharedBreaker::lean(&POLICY) }; 1024]);
 
-/// Fills [`TABLE`] with 1,000 keys (each looked up once), once per process.
-fn fill_table() {
-    static FILLED: std::sync::Once = std::sync::Once::new();
-    FILLED.call_once(|| {
-        for key in 0..512 {
-            assert!(TABLE.try_entry(key).is_ok());
+/// The keys the keyed rows call through: 512 pseudo-random keys (a xorshift sequence), as
+/// host addresses or tenant ids would hash, filling the table half: about three in four
+/// sit in their home slot, the others one or more slots on.
+const KEYS: [u32; 512] = {
+    let mut keys = [0u32; 512];
+    let mut x = 0x2545_F491u32;
+    let mut i = 0;
+    while i < 512 {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        keys[i] = x;
+        i += 1;
+    }
+    keys
+};
+
+/// Fills `table` with [`KEYS`] (each looked up once), tripping each key's breaker if
+/// `open`; once per table and process.
+fn fill(table: &'static Table, open: bool) {
+    static FILLED: [std::sync::Once; 2] = [const { std::sync::Once::new() }; 2];
+    FILLED[open as usize].call_once(|| {
+        for key in KEYS {
+            let mut entry = table.try_entry(key).expect("a table twice the keys' number has room");
+            if open {
+                trip(|| match entry.call(&StdClock, fail) {
+                    Err(CallError::Refused(_)) => Err(true),
+                    Err(CallError::Inner(_)) => Err(false),
+                    Ok(_) => Ok(()),
+                });
+            }
         }
     });
 }
 
-/// Calls through the table's entry for `key`: the lookup (hash, scan, mark) and the call.
+/// Calls through the table's entry for each of [`KEYS`] in turn: the lookup (hash, scan,
+/// mark) and the call.
 #[inline(never)]
-fn loop_keyed<C: Clock>(key: u32, clock: &C, n: u64) -> u64 {
+fn loop_keyed<C: Clock>(table: &Table, clock: &C, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
-        match TABLE.entry(black_box(key)).call(clock, || work(i)) {
+        match table.entry(KEYS[i as usize % KEYS.len()]).call(clock, || work(i)) {
             Ok(v) => acc = acc.wrapping_add(v),
             Err(_) => acc = acc.wrapping_add(1),
         }
@@ -483,10 +509,10 @@ fn loop_keyed<C: Clock>(key: u32, clock: &C, n: u64) -> u64 {
 /// The lookup alone, beside the closure (no breaker call): the floor of a call through
 /// the table, what any keyed call pays before its breaker's.
 #[inline(never)]
-fn loop_keyed_lookup(key: u32, n: u64) -> u64 {
+fn loop_keyed_lookup(table: &Table, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
-        let entry = TABLE.entry(black_box(key));
+        let entry = table.entry(KEYS[i as usize % KEYS.len()]);
         black_box(&entry);
         match work(i) {
             Ok(v) => acc = acc.wrapping_add(v),
@@ -497,25 +523,23 @@ fn loop_keyed_lookup(key: u32, n: u64) -> u64 {
 }
 
 fn run_keyed_lookup(n: u64) -> StdDuration {
-    fill_table();
-    timed(n, Expect::AllOk, "keyed lookup", || loop_keyed_lookup(KEY, n))
+    fill(&TABLE, false);
+    timed(n, Expect::AllOk, "keyed lookup", || {
+        loop_keyed_lookup(black_box(&TABLE), n)
+    })
 }
 
 fn run_keyed_closed(n: u64) -> StdDuration {
-    fill_table();
-    timed(n, Expect::AllOk, "keyed closed", || loop_keyed(KEY, &StdClock, n))
+    fill(&TABLE, false);
+    timed(n, Expect::AllOk, "keyed closed", || {
+        loop_keyed(black_box(&TABLE), &StdClock, n)
+    })
 }
 
 fn run_keyed_rejected(n: u64) -> StdDuration {
-    fill_table();
-    let mut entry = TABLE.entry(KEY + 1);
-    trip(|| match entry.call(&StdClock, fail) {
-        Err(CallError::Refused(_)) => Err(true),
-        Err(CallError::Inner(_)) => Err(false),
-        Ok(_) => Ok(()),
-    });
+    fill(&OPEN_TABLE, true);
     timed(n, Expect::AllRefused, "keyed rejected", || {
-        loop_keyed(KEY + 1, &StdClock, n)
+        loop_keyed(black_box(&OPEN_TABLE), &StdClock, n)
     })
 }
 

@@ -34,18 +34,28 @@
 //!
 //! # When the table is full
 //!
-//! A key seen for the first time takes a free slot. With none left, it takes the slot of
-//! an entry that is **closed and idle**, and only such a one:
+//! A key sits in its *neighbourhood*: the slot its hash names (its home slot) and the 31
+//! after it, round the table (a table of fewer than 32 slots: all of them). A key seen for
+//! the first time takes the first free slot there. With none free there, it takes the slot
+//! of an entry there that is **closed and idle**, and only such a one:
 //!
 //! - *closed* with no strikes pending (a windowed breaker: closed, its window is
 //!   dropped). An open or half-open entry is never evicted: a fresh breaker in its place
 //!   would let the herd loose on an upstream that is down. Nor is one with strikes.
-//! - *idle*: [`KeyedBreakers`] sweeps its slots in a circle, second-chance order (the
-//!   "clock" approximation of least recently used): each slot carries a "used" mark, set
-//!   by every lookup of its key; the sweep clears a set mark and passes on, and evicts the
-//!   first closed entry whose mark is clear, so an entry looked up since the sweep last
-//!   passed it is kept. [`KeyedBreakerMap`] evicts exactly the least recently looked-up
-//!   closed entry that no handle holds (no call in flight).
+//! - *idle*: [`KeyedBreakers`] sweeps the neighbourhood from the home slot in
+//!   second-chance order (the "clock" approximation of least recently used): each slot
+//!   carries a "used" mark, set by every lookup of its key; the sweep clears a set mark
+//!   and passes on, and evicts the first closed entry whose mark is clear, so an entry
+//!   looked up since a sweep last passed it is kept; a second turn takes any closed entry.
+//!   [`KeyedBreakerMap`] evicts exactly the least recently looked-up closed entry that no
+//!   handle holds (no call in flight).
+//!
+//! So a table churned by many more keys than it holds keeps every key within 32 slots of
+//! its home: a lookup never looks at more, a hit or a miss, however long the table has
+//! run. The price: a key whose neighbourhood holds 32 entries that may not be evicted is
+//! refused a breaker even if other slots are free. In a table at most half full of keys
+//! hashed at random this does not happen in practice (nearly all keys sit within four
+//! slots of their home slot); size a table at twice the keys it should hold at once.
 //!
 //! When no entry can be evicted, the table **refuses to create** one: the lookup answers
 //! [`TableError::Full`] through [`KeyedBreakers::try_entry`], and
@@ -63,8 +73,9 @@
 //!
 //! # Cost
 //!
-//! A lookup hashes the key to a home slot and scans from there: a hit costs a load and a
-//! compare per slot scanned (one, when the table is far from full), and the mark's load;
+//! A lookup hashes the key to a home slot and scans from there, over 32 slots at most: a
+//! hit costs a load and a compare per slot scanned (one, when the table is far from full;
+//! the first four are looked at inline, the rest out of line), and the mark's load;
 //! a call through an entry ([`CircuitBreaker::call`]) costs one load and compare of the
 //! slot's word more than a call through a lone [`SharedBreaker`], closed or refused while
 //! open (two for a probe, a counted call, and a call through
@@ -197,25 +208,70 @@ pub trait KeyedTable<Q: ?Sized> {
 
 // ---- the fixed table ----------------------------------------------------------------
 
-/// A slot's word: the key in the high half, a version (bumped on every eviction) and the
-/// state in the low half. Zero: empty, never used.
+/// A slot's word: the key in the low half (compared in one instruction, without a shift),
+/// the state in bits 32 and 33 and a version (bumped on every eviction) above them. Zero:
+/// empty, never used.
 const EMPTY: u64 = 0;
-const READY: u64 = 1;
-const PLACING: u64 = 2;
-const STATE_MASK: u64 = 0b11;
-const VERSION_ONE: u64 = 1 << 2;
-const KEY_AND_STATE: u64 = 0xFFFF_FFFF_0000_0000 | STATE_MASK;
+const READY: u64 = 1 << 32;
+const PLACING: u64 = 2 << 32;
+const STATE_MASK: u64 = 0b11 << 32;
+const VERSION_ONE: u64 = 1 << 34;
+const KEY_AND_STATE: u64 = 0xFFFF_FFFF | STATE_MASK;
 /// The slot index of an unguarded entry.
 const UNGUARDED: u32 = u32::MAX;
+/// How many slots, from its home slot on, a key may sit in (a table of fewer slots: all of
+/// them): a lookup looks at no more, and a new key evicts among these.
+const NEIGHBOURHOOD: usize = 32;
+/// How many slots of a key's neighbourhood a lookup looks at inline, before it calls the
+/// rest of the scan: in a table half full of keys hashed at random, 97 % of the keys sit
+/// within four slots of their home slot (75 % in it).
+const INLINE_PROBES: usize = 4;
 
 #[inline(always)]
 const fn word_of(key: u32, version_bits: u64, state: u64) -> u64 {
-    (key as u64) << 32 | (version_bits & 0xFFFF_FFFC) | state
+    (version_bits & !KEY_AND_STATE) | state | key as u64
 }
 
 #[inline(always)]
 const fn key_of(w: u64) -> u32 {
-    (w >> 32) as u32
+    w as u32
+}
+
+/// Where a lookup found (or placed) its key: the slot and the slot's word, or no slot
+/// ([`UNGUARDED`]) with a word of the key and the [`TableError`] in the state's place. Two
+/// words, handed back in registers where a `Result` of the same would go through memory.
+#[derive(Clone, Copy)]
+struct Place {
+    slot: u32,
+    word: u64,
+}
+
+impl Place {
+    #[inline(always)]
+    const fn found(i: usize, word: u64) -> Self {
+        Place { slot: i as u32, word }
+    }
+
+    #[inline(always)]
+    const fn failed(why: TableError, key: u32) -> Self {
+        Place {
+            slot: UNGUARDED,
+            word: (why as u64) << 32 | key as u64,
+        }
+    }
+
+    /// Why there is no slot (`None`: there is one).
+    #[inline(always)]
+    const fn error(self) -> Option<TableError> {
+        if self.slot != UNGUARDED {
+            return None;
+        }
+        Some(match self.word >> 32 {
+            0 => TableError::Full,
+            1 => TableError::Busy,
+            _ => TableError::Unlisted,
+        })
+    }
 }
 
 /// One [`SharedBreaker`] per key, created on first use, in a table of `N` slots that
@@ -234,8 +290,6 @@ pub struct KeyedBreakers<K: TableKey, const N: usize, O: Observer = (), P = &'st
     /// Each slot's "used" mark: set by lookups, cleared by the eviction sweep.
     used: [AtomicU32; N],
     breakers: [SharedBreaker<O, P, S>; N],
-    /// The eviction sweep's position (changed only by the evictor).
-    hand: AtomicU32,
     /// Held (1) while one caller evicts.
     evicting: AtomicU32,
     evictions: AtomicU32,
@@ -251,7 +305,6 @@ macro_rules! keyed_init {
             slots: $atomics!(AtomicU64),
             used: $atomics!(AtomicU32),
             breakers: $breakers,
-            hand: AtomicU32::new(0),
             evicting: AtomicU32::new(0),
             evictions: AtomicU32::new(0),
             listed: false,
@@ -375,14 +428,12 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
     /// module documentation](self#when-the-table-is-full)). Marks the entry used.
     #[inline]
     pub fn entry(&self, key: K) -> KeyedEntry<'_, K, N, O, P, S> {
-        match self.try_entry(key) {
-            Ok(entry) => entry,
-            Err(_) => KeyedEntry {
-                table: self,
-                slot: UNGUARDED,
-                word: 0,
-                key: key.to_bits(),
-            },
+        let Place { slot, word } = self.find_or_claim(key.to_bits());
+        KeyedEntry {
+            table: self,
+            slot,
+            word,
+            _key: PhantomData,
         }
     }
 
@@ -391,14 +442,16 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
     /// [busy](TableError::Busy) evicting one for another caller. Marks the entry used.
     #[inline]
     pub fn try_entry(&self, key: K) -> Result<KeyedEntry<'_, K, N, O, P, S>, TableError> {
-        let bits = key.to_bits();
-        let (slot, word) = self.find_or_claim(bits)?;
-        Ok(KeyedEntry {
-            table: self,
-            slot: slot as u32,
-            word,
-            key: bits,
-        })
+        let place = self.find_or_claim(key.to_bits());
+        match place.error() {
+            Some(why) => Err(why),
+            None => Ok(KeyedEntry {
+                table: self,
+                slot: place.slot,
+                word: place.word,
+                _key: PhantomData,
+            }),
+        }
     }
 
     /// Marks slot `i` used: a load, and a store only when the sweep cleared it.
@@ -410,119 +463,172 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
     }
 
     /// The slot holding `key` (and its word), taking a free one on first use, evicting
-    /// when none is free.
+    /// when none is free. The first [`INLINE_PROBES`] slots of the key's neighbourhood are
+    /// looked at here, inline; the rest of the scan is out of line.
     #[inline]
-    fn find_or_claim(&self, key: u32) -> Result<(usize, u64), TableError> {
-        let ready = word_of(key, 0, READY);
+    fn find_or_claim(&self, key: u32) -> Place {
         let mut i = Self::home(key);
-        for _ in 0..N {
-            let mut w = self.slots[i].load(Ordering::Acquire);
-            // A hit first, with one mask and compare, where a 64-bit word takes one of each
-            // (a 32-bit target takes two: the tests below find a hit as cheaply there).
-            if cfg!(target_pointer_width = "64") && w & KEY_AND_STATE == ready {
+        for _ in 0..if N < INLINE_PROBES { N } else { INLINE_PROBES } {
+            let w = self.slots[i].load(Ordering::Acquire);
+            // The key's slot: one compare of the word's low half. (An empty slot's word is
+            // zero, so key 0 also matches there: the state says which.)
+            if key_of(w) == key && w & READY != 0 {
                 self.touch(i);
-                return Ok((i, w));
+                return Place::found(i, w);
+            }
+            if key_of(w) == key || w == EMPTY {
+                return self.scan_from(i, key);
+            }
+            i = Self::next(i);
+        }
+        self.scan_from(i, key)
+    }
+
+    /// How many slots from its home on a key may sit in: [`NEIGHBOURHOOD`], or the whole
+    /// table when smaller or [listed](KeyedBreakers::is_listed) (a listed key sits where
+    /// [`KeyedBreakers::placement`] put it).
+    #[inline(always)]
+    fn reach(&self) -> usize {
+        if self.listed || N < NEIGHBOURHOOD {
+            N
+        } else {
+            NEIGHBOURHOOD
+        }
+    }
+
+    /// The scan's next slot, round the table (a mask when `N` is a power of two).
+    #[inline(always)]
+    const fn next(i: usize) -> usize {
+        if N.is_power_of_two() {
+            (i + 1) & (N - 1)
+        } else if i + 1 == N {
+            0
+        } else {
+            i + 1
+        }
+    }
+
+    /// The scan for `key` from slot `i` of its neighbourhood on, to the neighbourhood's end:
+    /// the key's slot when it holds it; else the first free slot, taken with one
+    /// compare-and-swap (its breaker is fresh: nothing to reset; slots never become free
+    /// again, so every caller scanning for this key meets this slot first; a caller that
+    /// loses it to another key scans on); [busy](TableError::Busy) when an eviction is
+    /// placing the key; when no slot of the neighbourhood is free, an eviction there.
+    #[inline(never)]
+    fn scan_from(&self, mut i: usize, key: u32) -> Place {
+        let ready = word_of(key, 0, READY);
+        // The slots of the neighbourhood before `i` (none when the lookup went round a
+        // table of one or two slots: they are looked at again).
+        let mut done = (i + N - Self::home(key)) % N;
+        while done < self.reach() {
+            let w = self.slots[i].load(Ordering::Acquire);
+            if key_of(w) == key && w & READY != 0 {
+                self.touch(i);
+                return Place::found(i, w);
             }
             if w == EMPTY {
-                // A free slot: the key takes it with one compare-and-swap (its breaker is
-                // fresh: nothing to reset). Slots never become free again, so every
-                // caller scanning for this key meets this slot first.
                 match self.slots[i].compare_exchange(EMPTY, ready, Ordering::AcqRel, Ordering::Acquire) {
                     Ok(_) => {
                         self.touch(i);
-                        return Ok((i, ready));
+                        return Place::found(i, ready);
                     }
-                    Err(actual) => w = actual,
+                    Err(_) => continue, // taken meanwhile: look at its word again
                 }
             }
             if key_of(w) == key {
-                if w & STATE_MASK == READY {
-                    self.touch(i);
-                    return Ok((i, w));
-                }
-                return Err(TableError::Busy); // being placed by an eviction
+                return Place::failed(TableError::Busy, key); // being placed by an eviction
             }
-            i += 1;
-            if i == N {
-                i = 0;
-            }
+            i = Self::next(i);
+            done += 1;
         }
         self.evict_for(key)
     }
 
-    /// Every slot is taken and none holds `key`: evicts a closed, idle entry for it.
+    /// Every slot of the key's neighbourhood is taken and none holds `key`: evicts a
+    /// closed, idle entry there for it.
     #[cold]
     #[inline(never)]
-    fn evict_for(&self, key: u32) -> Result<(usize, u64), TableError> {
+    fn evict_for(&self, key: u32) -> Place {
         if self.listed {
-            return Err(TableError::Unlisted);
+            return Place::failed(TableError::Unlisted, key);
         }
         if self
             .evicting
             .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            return Err(TableError::Busy);
+            return Place::failed(TableError::Busy, key);
         }
         let placed = self.evict_locked(key);
         self.evicting.store(0, Ordering::Release);
         placed
     }
 
-    fn evict_locked(&self, key: u32) -> Result<(usize, u64), TableError> {
+    fn evict_locked(&self, key: u32) -> Place {
+        let (home, reach) = (Self::home(key), self.reach());
         // Placed by another evictor since this caller's scan? (Evictions are serialised by
         // the flag, so this look is the last word: no key is placed twice.)
-        for (i, slot) in self.slots.iter().enumerate() {
-            let w = slot.load(Ordering::Acquire);
+        let mut i = home;
+        for _ in 0..reach {
+            let w = self.slots[i].load(Ordering::Acquire);
             if key_of(w) == key && w & STATE_MASK == READY {
                 self.touch(i);
-                return Ok((i, w));
+                return Place::found(i, w);
+            }
+            i = Self::next(i);
+        }
+        // Two turns of the sweep over the neighbourhood, from the home slot: the first
+        // clears every mark it passes, so the second finds any closed entry there is.
+        for _turn in 0..2 {
+            let mut next = home;
+            for _ in 0..reach {
+                let i = next;
+                next = Self::next(i);
+                if let Some(place) = self.evict_at(i, key) {
+                    return place;
+                }
             }
         }
-        // Two turns of the sweep: the first clears every mark it passes, so the second
-        // finds any closed entry there is.
-        let mut hand = self.hand.load(Ordering::Relaxed) as usize % N;
-        for _ in 0..2 * N {
-            let i = hand;
-            hand = if hand + 1 == N { 0 } else { hand + 1 };
-            let w = self.slots[i].load(Ordering::Acquire);
-            if w & STATE_MASK != READY {
-                continue;
-            }
-            if self.used[i].load(Ordering::Relaxed) != 0 {
-                self.used[i].store(0, Ordering::Relaxed);
-                continue;
-            }
-            let breaker = &self.breakers[i];
-            let state = breaker.word_cell().load(Ordering::Acquire);
-            if !Core::is_idle(state) {
-                continue; // open, half-open, or strikes pending: never evicted
-            }
-            // Claim the slot for the new key, then reset its breaker (one compare-and-swap
-            // from the idle word seen: a call of the old key reported meanwhile keeps it).
-            // A caller holding the old key's entry sees the slot's word change and looks
-            // its key up again; a lookup of the new key meets "placing" and does not wait.
-            let version = (w & !KEY_AND_STATE).wrapping_add(VERSION_ONE);
-            let placing = word_of(key, version, PLACING);
-            if self.slots[i]
-                .compare_exchange(w, placing, Ordering::AcqRel, Ordering::Acquire)
-                .is_err()
-            {
-                continue;
-            }
-            if !breaker.recycle(state) {
-                self.slots[i].store(w, Ordering::Release);
-                continue;
-            }
-            let ready = word_of(key, version, READY);
-            self.slots[i].store(ready, Ordering::Release);
-            self.used[i].store(1, Ordering::Relaxed);
-            self.evictions.fetch_add(1, Ordering::Relaxed);
-            self.hand.store(hand as u32, Ordering::Relaxed);
-            return Ok((i, ready));
+        Place::failed(TableError::Full, key)
+    }
+
+    /// One step of the eviction's sweep, at slot `i`: clears its mark if set; else, if its
+    /// entry is closed and idle, gives its slot to `key`.
+    fn evict_at(&self, i: usize, key: u32) -> Option<Place> {
+        let w = self.slots[i].load(Ordering::Acquire);
+        if w & STATE_MASK != READY {
+            return None;
         }
-        self.hand.store(hand as u32, Ordering::Relaxed);
-        Err(TableError::Full)
+        if self.used[i].load(Ordering::Relaxed) != 0 {
+            self.used[i].store(0, Ordering::Relaxed);
+            return None;
+        }
+        let breaker = &self.breakers[i];
+        let state = breaker.word_cell().load(Ordering::Acquire);
+        if !Core::is_idle(state) {
+            return None; // open, half-open, or strikes pending: never evicted
+        }
+        // Claim the slot for the new key, then reset its breaker (one compare-and-swap
+        // from the idle word seen: a call of the old key reported meanwhile keeps it).
+        // A caller holding the old key's entry sees the slot's word change and looks
+        // its key up again; a lookup of the new key meets "placing" and does not wait.
+        let version = (w & !KEY_AND_STATE).wrapping_add(VERSION_ONE);
+        let placing = word_of(key, version, PLACING);
+        if self.slots[i]
+            .compare_exchange(w, placing, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            return None;
+        }
+        if !breaker.recycle(state) {
+            self.slots[i].store(w, Ordering::Release);
+            return None;
+        }
+        let ready = word_of(key, version, READY);
+        self.slots[i].store(ready, Ordering::Release);
+        self.used[i].store(1, Ordering::Relaxed);
+        self.evictions.fetch_add(1, Ordering::Relaxed);
+        Some(Place::found(i, ready))
     }
 
     /// The breaker holding `key` now, if any: no entry is created, and the entry is not
@@ -535,7 +641,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
     fn slot_of(&self, key: u32) -> Option<usize> {
         let ready = word_of(key, 0, READY);
         let mut i = Self::home(key);
-        for _ in 0..N {
+        for _ in 0..self.reach() {
             let w = self.slots[i].load(Ordering::Acquire);
             if w == EMPTY {
                 return None;
@@ -543,10 +649,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
             if w & KEY_AND_STATE == ready {
                 return Some(i);
             }
-            i += 1;
-            if i == N {
-                i = 0;
-            }
+            i = Self::next(i);
         }
         None
     }
@@ -612,9 +715,10 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountSt
 pub struct KeyedEntry<'t, K: TableKey, const N: usize, O: Observer = (), P = &'static Policy, S = DefaultCounts> {
     table: &'t KeyedBreakers<K, N, O, P, S>,
     slot: u32,
-    /// The slot's word when the key was found: any change means the key was evicted.
+    /// The slot's word when the key was found (any change means the key was evicted), its
+    /// low half the key; for an unguarded entry, the key and why it is unguarded.
     word: u64,
-    key: u32,
+    _key: PhantomData<fn(K) -> K>,
 }
 
 impl<K: TableKey, const N: usize, O: Observer, P, S> Clone for KeyedEntry<'_, K, N, O, P, S> {
@@ -628,7 +732,7 @@ impl<K: TableKey, const N: usize, O: Observer, P, S> Copy for KeyedEntry<'_, K, 
 impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P, S> fmt::Debug for KeyedEntry<'_, K, N, O, P, S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KeyedEntry")
-            .field("key", &K::from_bits(self.key))
+            .field("key", &K::from_bits(key_of(self.word)))
             .field("guarded", &(self.slot != UNGUARDED))
             .finish()
     }
@@ -637,7 +741,7 @@ impl<K: TableKey + fmt::Debug, const N: usize, O: Observer, P, S> fmt::Debug for
 impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore> KeyedEntry<'t, K, N, O, P, S> {
     /// The key.
     pub fn key(&self) -> K {
-        K::from_bits(self.key)
+        K::from_bits(key_of(self.word))
     }
 
     /// Whether calls go through a breaker of the key's own (`false`: the table could hold
@@ -674,14 +778,14 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountSt
                 self.table.breakers[self.slot as usize].report(ticket, Outcome::NEUTRAL, clock);
             }
         }
-        *self = self.table.entry(K::from_bits(self.key));
+        *self = self.table.entry(K::from_bits(key_of(self.word)));
         self.enter(clock)
     }
 
     /// Looks the key up again if it was evicted since this entry was handed out.
     fn refresh(&mut self) {
         if self.slot != UNGUARDED && self.current().is_none() {
-            *self = self.table.entry(K::from_bits(self.key));
+            *self = self.table.entry(K::from_bits(key_of(self.word)));
         }
     }
 }
@@ -756,24 +860,32 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         f: impl FnOnce() -> Result<T, E>,
         classify: impl FnOnce(&E) -> Verdict,
     ) -> Result<T, CallError<E>> {
-        if self.slot == UNGUARDED {
-            return f().map_err(CallError::Inner);
-        }
         let (table, i, word) = (self.table, self.slot as usize, self.word);
+        // One test for both: an unguarded entry's slot is past the table's end.
+        let Some(breaker) = table.breakers.get(i) else {
+            return f().map_err(CallError::Inner);
+        };
         let held = || table.slots[i].load(Ordering::Acquire) == word;
-        match table.breakers[i].call_held(clock, held, f, classify) {
+        match breaker.call_held(clock, held, f, classify) {
             Ok(result) => result,
             // A refusal the breaker could not settle alone, a probe, a counted or windowed
             // call, or a slot that changed hands: through the entry's gate, which checks
             // the slot after it decides and looks the key up again if it changed hands.
-            Err((f, classify)) => crate::circuit::call_through_attempt(self, clock, f, classify),
+            // On a copy, written back after: the entry's own fields then stay in registers
+            // on the paths above, where a call through `self` would keep them in memory.
+            Err((f, classify)) => {
+                let mut entry = *self;
+                let result = crate::circuit::call_through_attempt(&mut entry, clock, f, classify);
+                *self = entry;
+                result
+            }
         }
     }
 
     /// The key's state: a key the table does not hold (evicted, or unguarded) reads as a
     /// fresh breaker would, closed.
     fn state<C: Clock>(&self, clock: &C) -> State {
-        match self.table.slot_of(self.key) {
+        match self.table.slot_of(key_of(self.word)) {
             Some(i) => self.table.breakers[i].state(clock.now()),
             None => State::Closed { strikes: 0 },
         }

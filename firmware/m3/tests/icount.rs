@@ -47,7 +47,7 @@ const RECORDED_ASYNC: [u32; 3] = [174, 280, 113];
 
 /// Per transaction through a `RefCellDevice` over one `Guarded` bus whose breakers are a
 /// `KeyedBreakers<u8, 4>` table (loop included): closed success, refusal.
-const RECORDED_KEYED: [u32; 2] = [164, 114];
+const RECORDED_KEYED: [u32; 2] = [160, 114];
 
 impl AsyncI2c for NullBus {
     async fn transaction(&mut self, address: u8, operations: &mut [Operation<'_>]) -> Result<(), ErrorKind> {

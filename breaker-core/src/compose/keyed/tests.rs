@@ -51,28 +51,111 @@ fn a_table_whose_keys_are_added_on_use_is_not_listed() {
 #[test]
 fn a_full_table_evicts_closed_idle_entries_in_second_chance_order() {
     let t = table();
+    // The home slots of keys 1 to 7 in a table of 4 (its neighbourhood is the whole
+    // table): each key takes its home slot, or the first free one after it.
+    assert_eq!([1, 2, 3, 4, 5, 6, 7].map(Table::home), [2, 0, 3, 1, 0, 2, 1]);
     for k in 1..=4 {
         t.entry(k);
     }
-    let order = keys(&t);
-    assert_eq!(order.len(), 4);
-    // Every entry was marked used by its lookup: the first turn of the sweep clears the
-    // marks, the second evicts the entry in slot 0.
+    assert_eq!(keys(&t), [2, 4, 1, 3]);
+    // Every entry was marked used by its lookup: from key 5's home slot (0), the first
+    // turn of the sweep clears the marks, the second evicts the entry there.
     let fifth = t.try_entry(5).unwrap();
     assert_eq!(t.evictions(), 1);
-    let after: Vec<u32> = keys(&t);
-    assert_eq!(after, [5, order[1], order[2], order[3]]);
-    assert!(t.get(order[0]).is_none());
+    assert_eq!(keys(&t), [5, 4, 1, 3]);
+    assert!(t.get(2).is_none());
     assert_eq!(fifth.breaker().unwrap().counters(), Counters::ZERO);
-    // The hand is at slot 1. The entry in slot 2 is looked up (marked): the next eviction
-    // takes slot 1 (not used since the sweep passed), the one after spares slot 2 and
-    // takes slot 3.
-    t.entry(order[2]);
+    // Key 1 (slot 2) is looked up, marked again: key 6's sweep, from slot 2, spares it
+    // (clearing its mark) and takes slot 3, unused since the first sweep passed; key 7's,
+    // from slot 1, takes key 4's slot.
+    t.entry(1);
     t.try_entry(6).unwrap();
-    assert_eq!(keys(&t), [5, 6, order[2], order[3]]);
+    assert_eq!(keys(&t), [5, 4, 1, 6]);
     t.try_entry(7).unwrap();
-    assert_eq!(keys(&t), [5, 6, order[2], 7]);
+    assert_eq!(keys(&t), [5, 7, 1, 6]);
     assert_eq!(t.evictions(), 3);
+}
+
+/// `count` keys whose home slot in a table of `N` slots is `home`, from 1 up.
+fn keys_homed_at<const N: usize>(home: usize, count: usize) -> Vec<u32> {
+    (1..)
+        .filter(|&k| KeyedBreakers::<u32, N>::home(k) == home)
+        .take(count)
+        .collect()
+}
+
+/// The slot holding `key`, if any.
+fn slot_of<const N: usize>(t: &KeyedBreakers<u32, N>, key: u32) -> Option<usize> {
+    t.slots.iter().position(|w| {
+        let w = w.load(Ordering::Relaxed);
+        key_of(w) == key && w & STATE_MASK == READY
+    })
+}
+
+#[test]
+fn a_key_sits_within_its_neighbourhood_and_evicts_there_while_other_slots_are_free() {
+    static T: KeyedBreakers<u32, 128> = KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 128]);
+    let clock = ManualClock::new(Instant::ZERO);
+    // 33 keys with one home slot: the first 32 fill its neighbourhood (slots 5 to 36).
+    let crowd = keys_homed_at::<128>(5, NEIGHBOURHOOD + 1);
+    for &k in &crowd[..NEIGHBOURHOOD] {
+        assert!(T.try_entry(k).is_ok());
+    }
+    assert_eq!(T.len(), NEIGHBOURHOOD);
+    let slot = |k: u32| slot_of(&T, k);
+    assert_eq!(slot(crowd[31]), Some(5 + 31));
+    // All of them open: the 33rd may not sit past the neighbourhood, and may evict none
+    // of them. It is answered `Full` (an unguarded entry), though 96 slots are free.
+    for &k in &crowd[..NEIGHBOURHOOD] {
+        T.entry(k).attempt(&clock).unwrap().record(Outcome::TRIP);
+    }
+    assert_eq!(T.try_entry(crowd[32]).unwrap_err(), TableError::Full);
+    assert!(!T.entry(crowd[32]).is_guarded());
+    // A key homed elsewhere still takes a free slot of its own.
+    let other = keys_homed_at::<128>(100, 1)[0];
+    assert_eq!(
+        T.try_entry(other).unwrap().breaker().map(|_| slot(other)),
+        Some(Some(100))
+    );
+    // One of the crowd closes again (its cooldown over, its probe a success): the 33rd
+    // evicts it, and only it.
+    clock.advance(Duration::from_secs(10));
+    T.entry(crowd[7]).attempt(&clock).unwrap().record(Outcome::Success);
+    let evictions = T.evictions();
+    assert!(T.try_entry(crowd[32]).is_ok());
+    assert_eq!(T.evictions(), evictions + 1);
+    assert_eq!(slot(crowd[32]), Some(5 + 7));
+    assert!(T.get(crowd[7]).is_none());
+    assert_eq!(T.len(), NEIGHBOURHOOD + 1);
+}
+
+#[test]
+fn a_table_churned_by_many_more_keys_than_it_holds_keeps_every_key_within_its_neighbourhood() {
+    static T: KeyedBreakers<u32, 256> = KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 256]);
+    // 100 keys in use at a time, drifting: every round, one of them is replaced by a key
+    // never seen; 5,000 rounds fill the table many times over, and evictions make room.
+    let mut rng = crate::compose::rng::SplitMix64::new(11);
+    let mut in_use: Vec<u32> = (0..100).map(|_| rng.next_u64() as u32).collect();
+    for round in 0..5_000u64 {
+        let k = in_use[(rng.next_u64() % 100) as usize];
+        assert!(T.try_entry(k).is_ok(), "round {round}: key {k} found no slot");
+        if round % 2 == 0 {
+            in_use[(rng.next_u64() % 100) as usize] = rng.next_u64() as u32;
+        }
+    }
+    assert!(T.evictions() > 1_000, "{} evictions", T.evictions());
+    // Every key sits within 32 slots of its home slot: a lookup scans at most that many.
+    for (k, _) in T.iter() {
+        let (home, at) = (KeyedBreakers::<u32, 256>::home(k), slot_of(&T, k).unwrap());
+        assert!(
+            (at + 256 - home) % 256 < NEIGHBOURHOOD,
+            "key {k} at slot {at}, home {home}"
+        );
+    }
+    // Every key in use is found where it sits.
+    for &k in &in_use {
+        assert!(T.try_entry(k).unwrap().breaker().is_some());
+    }
 }
 
 #[test]
