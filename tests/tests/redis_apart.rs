@@ -6,7 +6,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
-use breaker_core::{CallError, Classify, Duration, Observer, Phase, Policy, Reason, State, Transition};
+use breaker_core::{CallError, Classify, Duration, Observer, Phase, Policy, Reason, RefusalReason, State, Transition};
 use breaker_redis::{value, Config, LinkEvent, RedisBreaker, RedisLink, Resync, ValueError};
 use redis::Commands;
 use tests::redis_server::{server_binary, shared_url, unique_key, RedisServer};
@@ -220,6 +220,130 @@ fn a_paused_redis_never_holds_a_call_past_the_timeout() {
     let stored: Vec<u8> = raw(&server.url()).get("breaker-test:paused").unwrap();
     let word = value::decode(&stored, value::fingerprint(&POLICY)).unwrap();
     assert_eq!(word, b.mirror().word(), "Redis took the local word");
+}
+
+#[test]
+fn a_trip_while_apart_reaches_redis_when_the_replica_rejoins() {
+    let Some(binary) = server_binary("a_trip_while_apart_reaches_redis_when_the_replica_rejoins") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(3, Duration::from_secs(600));
+    let server = RedisServer::start(binary);
+    let (a, a_events) = link(&server.url(), TIMEOUT_MS);
+    let (b, _) = link(&server.url(), TIMEOUT_MS);
+    let key = "breaker-test:trip-apart";
+    let (ra, rb) = (a.breaker(key, &POLICY), b.breaker(key, &POLICY));
+    assert!(ra.is_shared() && rb.is_shared());
+    assert_eq!((ra.key(), rb.key()), (key, key));
+
+    // Redis freezes. Replica a fails: the link's write of the strike times out, and a
+    // goes apart. Its local breaker decides from then on: a fails until it trips.
+    server.pause();
+    let _ = fail(&ra);
+    let frozen = StdInstant::now();
+    while ra.is_shared() {
+        assert!(frozen.elapsed() < HANG, "the link never gave up on a frozen Redis");
+        std::thread::sleep(StdDuration::from_millis(5));
+    }
+    for failures in 0.. {
+        assert!(failures < 10, "replica a never tripped apart: {:?}", ra.state());
+        if ra.phase() == Phase::Open {
+            break;
+        }
+        let _ = fail(&ra);
+    }
+    assert!(!ra.is_shared());
+
+    // Redis thaws (and runs the strike a sent it while frozen). Replica b, which never met
+    // the frozen Redis, strikes once: Redis moved on while a was apart, and is closed.
+    server.resume();
+    let _ = fail(&rb);
+    b.refresh();
+    assert!(rb.is_shared());
+    assert_eq!(rb.phase(), Phase::Closed);
+
+    // a rejoins: Redis takes the trip a made while apart, and b sees the breaker open.
+    let back = StdInstant::now();
+    while !ra.is_shared() {
+        assert!(back.elapsed() < HANG, "never resynchronised");
+        a.refresh();
+    }
+    assert_eq!(
+        count(&a_events, |e| matches!(
+            e,
+            LinkEvent::Resynchronised {
+                how: Resync::AdoptedWithTrip,
+                ..
+            }
+        )),
+        1
+    );
+    b.refresh();
+    assert_eq!((ra.phase(), rb.phase()), (Phase::Open, Phase::Open));
+    assert!(matches!(ok(&rb), Err(CallError::Refused(_))));
+}
+
+#[test]
+fn forced_opening_reset_and_a_trip_from_before_going_apart_are_not_carried_back() {
+    let Some(binary) = server_binary("forced_opening_reset_and_a_trip_from_before_going_apart_are_not_carried_back")
+    else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(3, Duration::from_secs(600));
+    let server = RedisServer::start(binary);
+    let (a, a_events) = link(&server.url(), TIMEOUT_MS);
+    let (b, _) = link(&server.url(), TIMEOUT_MS);
+    let key = "breaker-test:before-apart";
+    let (ra, rb) = (a.breaker(key, &POLICY), b.breaker(key, &POLICY));
+
+    // Held open by one replica, closed by the other's reset: both reach every replica.
+    ra.force_open();
+    b.refresh();
+    assert!(matches!(
+        ok(&rb),
+        Err(CallError::Refused(r)) if r.reason == RefusalReason::ForcedOpen
+    ));
+    rb.reset();
+    a.refresh();
+    assert_eq!(ra.state(), State::Closed { strikes: 0 });
+    ok(&ra).unwrap();
+
+    // A trip while shared: both replicas see it.
+    ra.trip(Reason::TripVerdict);
+    b.refresh();
+    assert_eq!((ra.phase(), rb.phase()), (Phase::Open, Phase::Open));
+
+    // a goes apart (its link's read of a frozen Redis times out), still cooling down from
+    // that trip. Meanwhile the fleet (b) closes the breaker, after Redis thaws.
+    server.pause();
+    a.refresh();
+    let frozen = StdInstant::now();
+    while ra.is_shared() {
+        assert!(frozen.elapsed() < HANG, "the link never gave up on a frozen Redis");
+        std::thread::sleep(StdDuration::from_millis(5));
+    }
+    assert_eq!(ra.phase(), Phase::Open);
+    server.resume();
+    rb.reset();
+    b.refresh();
+    assert_eq!(rb.phase(), Phase::Closed);
+
+    // a rejoins and takes Redis's state: its trip happened before it went apart, so the
+    // fleet knew it and decided since; it is not carried back.
+    let back = StdInstant::now();
+    while !ra.is_shared() {
+        assert!(back.elapsed() < HANG, "never resynchronised");
+        a.refresh();
+    }
+    let how = |r: Resync| {
+        count(
+            &a_events,
+            |e| matches!(e, LinkEvent::Resynchronised { how, .. } if *how == r),
+        )
+    };
+    assert_eq!((how(Resync::Adopted), how(Resync::AdoptedWithTrip)), (1, 0));
+    b.refresh();
+    assert_eq!((ra.phase(), rb.phase()), (Phase::Closed, Phase::Closed));
 }
 
 #[test]
