@@ -25,7 +25,7 @@ pub use crate::{CallError, Classify, Clock, Duration, Policy, Refused, SharedBre
 // (a runtime crate may shadow it, as breaker-embedded does with embassy's timer).
 pub use crate::{DefaultSleep, Jitter, RetryPolicy};
 // `#[circuit_breaker(window = ..)]`'s policy and breaker.
-pub use crate::{CallRing, CallWindow, Outcome, TimeWindow, WindowSize, Windowed};
+pub use crate::{CallRing, CallWindow, InFlight, Outcome, TimeWindow, WindowSize, Windowed};
 // `#[circuit_breaker(history = N)]`'s observer.
 pub use crate::History;
 #[cfg(not(feature = "std"))]

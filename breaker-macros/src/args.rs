@@ -40,11 +40,12 @@ mod kw {
     syn::custom_keyword!(slow_call);
     syn::custom_keyword!(slow_rate);
     syn::custom_keyword!(slow_failures);
+    syn::custom_keyword!(in_flight);
     syn::custom_keyword!(buckets);
 }
 
 /// Every argument, in the order the documentation lists them.
-pub const KEYS: &str = "trip, cooldown, probe_lease, probes, half_open_calls, half_open_rate, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
+pub const KEYS: &str = "trip, cooldown, probe_lease, probes, half_open_calls, half_open_rate, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, in_flight, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep";
 
 /// The largest `trip` (`breaker_core::MAX_TRIP`).
 pub const MAX_TRIP: u32 = 255;
@@ -98,7 +99,7 @@ pub struct Args {
     /// The retry arguments (`retry.rs`).
     pub retry: crate::retry::RetryArgs,
     /// `window`, `buckets`, `failure_rate`, `min_calls`, `slow_call`, `slow_rate`,
-    /// `slow_failures`.
+    /// `slow_failures`, `in_flight`.
     pub window: WindowArgs,
     /// Keys seen so far, valid or not, to reject duplicates.
     seen: Vec<&'static str>,
@@ -152,6 +153,7 @@ enum Key {
     SlowCall,
     SlowRate,
     SlowFailures,
+    InFlight,
     Buckets,
 }
 
@@ -182,6 +184,7 @@ impl Key {
             Key::SlowCall => "slow_call",
             Key::SlowRate => "slow_rate",
             Key::SlowFailures => "slow_failures",
+            Key::InFlight => "in_flight",
             Key::Buckets => "buckets",
         }
     }
@@ -212,6 +215,7 @@ impl Key {
             Key::SlowCall => "slow_call = \"2s\"",
             Key::SlowRate => "slow_rate = 80",
             Key::SlowFailures => "slow_failures = true",
+            Key::InFlight => "in_flight = 16",
             Key::Buckets => "buckets = 60",
         }
     }
@@ -324,6 +328,9 @@ fn parse_one(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::R
         }
         Key::Buckets => {
             args.window.buckets = range(&value, "buckets", 1, window::MAX_WINDOW_BUCKETS, errors).map(set)
+        }
+        Key::InFlight => {
+            args.window.in_flight = range(&value, "in_flight", 1, window::MAX_IN_FLIGHT, errors).map(set)
         }
         // Handled by `parse_flag`, which returned above.
         Key::Log | Key::Shadow | Key::CountCalls => {}
@@ -457,6 +464,7 @@ fn parse_key(input: ParseStream) -> syn::Result<(Key, Span)> {
         kw::slow_call => Key::SlowCall,
         kw::slow_rate => Key::SlowRate,
         kw::slow_failures => Key::SlowFailures,
+        kw::in_flight => Key::InFlight,
         kw::buckets => Key::Buckets,
     }
     if input.peek(syn::Ident::peek_any) {
@@ -499,6 +507,7 @@ fn range(value: &Expr, key: &str, min: u32, max: u32, errors: &mut Errors) -> Op
         "min_calls" => "the fewest calls in the window before a rate can open the breaker",
         "history" => "the last transitions its breaker keeps for the registry's report",
         "buckets" => "the buckets a time window is counted in",
+        "in_flight" => "the calls out watched at once, each slow from the moment it passes `slow_call`",
         _ => "the factor each re-open multiplies the cooldown by, 1 for a constant cooldown",
     };
     let Some(Lit::Int(int)) = bare_literal(value) else {
@@ -708,6 +717,7 @@ mod tests {
             ("slow_call", "slow_call = \"2s\""),
             ("slow_rate", "slow_rate = 80"),
             ("slow_failures", "slow_failures = true"),
+            ("in_flight", "in_flight = 16"),
             ("buckets", "buckets = 60"),
             ("retry", "retry = 3"),
             ("retry_delay", "retry_delay = \"100ms\""),
@@ -808,7 +818,7 @@ mod tests {
         assert_eq!(
             errors,
             [
-                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, half_open_calls, half_open_rate, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
+                "unknown argument `colour`; expected one of: trip, cooldown, probe_lease, probes, half_open_calls, half_open_rate, backoff, max_cooldown, window, buckets, failure_rate, min_calls, slow_call, slow_rate, slow_failures, in_flight, name, log, shadow, count_calls, history, classify, refused, clock, fallback, crate, retry, retry_delay, retry_backoff, retry_max_delay, retry_jitter, retry_budget, retry_sleep",
                 "`trip` takes an integer literal from 1 to 255 (consecutive strikes that open the breaker), such as `trip = 1`",
                 "expected `,` between arguments",
                 "expected `,` between arguments",

@@ -21,6 +21,8 @@ pub const MAX_RING_CALLS: u32 = 1008;
 /// The most calls the small count window holds (`breaker_core::MAX_WINDOW_CALLS`): beyond,
 /// the breaker keeps its window in a `CallRing`.
 pub const MAX_WINDOW_CALLS: u32 = 51;
+/// The most calls out an `InFlight` window watches (its slot index is a byte, 255 marks none).
+pub const MAX_IN_FLIGHT: u32 = 254;
 /// The most buckets of a time window (`breaker_core::MAX_WINDOW_BUCKETS`).
 pub const MAX_WINDOW_BUCKETS: u32 = 240;
 /// The most calls a bucket counts (`breaker_core::MAX_BUCKET_CALLS`).
@@ -49,6 +51,7 @@ pub struct WindowArgs {
     pub slow_call: Option<Setting<u32>>,
     pub slow_rate: Option<Setting<u32>>,
     pub slow_failures: Option<Setting<bool>>,
+    pub in_flight: Option<Setting<u32>>,
     pub buckets: Option<Setting<u32>>,
 }
 
@@ -64,6 +67,8 @@ pub struct Window {
     pub slow_failures: bool,
     /// A time window's buckets, if given (else ten).
     pub buckets: Option<u32>,
+    /// How many calls out are watched for the slow-call rule while still out (`in_flight`).
+    pub in_flight: Option<u32>,
 }
 
 /// `slow_failures = true` or `slow_failures = false`.
@@ -154,6 +159,7 @@ pub fn check(args: &Args, errors: &mut Errors) -> Option<Window> {
         ("slow_call", w.slow_call.map(|s| s.key)),
         ("slow_rate", w.slow_rate.map(|s| s.key)),
         ("slow_failures", w.slow_failures.map(|s| s.key)),
+        ("in_flight", w.in_flight.map(|s| s.key)),
         ("buckets", w.buckets.map(|s| s.key)),
     ];
     if w.window.is_none() {
@@ -200,6 +206,14 @@ pub fn check(args: &Args, errors: &mut Errors) -> Option<Window> {
             errors.push(syn::Error::new(
                 sf.key,
                 "`slow_failures` counts failures slower than `slow_call` as slow calls, and there is no slow-call rule: add `slow_call = \"2s\", slow_rate = 80`, or remove `slow_failures`",
+            ));
+        }
+    }
+    if let Some(watched) = w.in_flight {
+        if w.slow_call.is_none() && !args.invalid("slow_call") {
+            errors.push(syn::Error::new(
+                watched.key,
+                "`in_flight` watches the calls out for the slow-call rule, and there is none: add `slow_call = \"2s\", slow_rate = 80` (a call out longer than 2 s then counts as slow while still out), or remove `in_flight`",
             ));
         }
     }
@@ -261,6 +275,7 @@ pub fn check(args: &Args, errors: &mut Errors) -> Option<Window> {
         slow_failures: slow.is_some() && w.slow_failures.is_some_and(|s| s.value),
         slow,
         buckets: buckets.map(|b| b.value),
+        in_flight: w.in_flight.filter(|_| slow.is_some()).map(|s| s.value),
     })
 }
 
@@ -296,9 +311,19 @@ pub fn breaker(
             (quote!(#private::TimeWindow<#b>), quote!(time_buckets))
         }
     };
+    let (store, windowed) = match window.in_flight {
+        None => (store, quote!(#private::Windowed::#new(#observer))),
+        Some(k) => {
+            let k = k as usize;
+            (
+                quote!(#private::InFlight<#store, #k>),
+                quote!(#private::Windowed::in_flight(<#store>::new(), #observer)),
+            )
+        }
+    };
     (
         quote!(#private::SharedBreaker<#private::Windowed<#store, #observer_ty>>),
-        quote!(#private::SharedBreaker::windowed(&__BREAKER_CORE_POLICY, #private::Windowed::#new(#observer))),
+        quote!(#private::SharedBreaker::windowed(&__BREAKER_CORE_POLICY, #windowed)),
     )
 }
 
@@ -348,6 +373,19 @@ mod tests {
                 "more than 2 buckets can count",
             ),
             ("window = 10, slow_failures = true", "no slow-call rule"),
+            (
+                "window = 10, in_flight = 8",
+                "watches the calls out for the slow-call rule",
+            ),
+            (
+                "window = 10, slow_call = \"1s\", slow_rate = 5, in_flight = 0",
+                "between 1 and 254",
+            ),
+            (
+                "window = 10, slow_call = \"1s\", slow_rate = 5, in_flight = 255",
+                "between 1 and 254",
+            ),
+            ("in_flight = 8", "there is none"),
             (
                 "window = 10, slow_call = \"1s\", slow_rate = 5, slow_failures = 1",
                 "takes `true`",

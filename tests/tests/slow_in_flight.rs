@@ -319,3 +319,76 @@ fn a_single_owner_breaker_times_calls_when_recorded() {
     );
     assert_eq!(b.observer().window().out(), 0);
 }
+
+/// `#[circuit_breaker(.., in_flight = 8)]`: the attribute's breaker watches its calls out,
+/// so a hung upstream opens it while the calls are still out.
+mod attribute {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc::{channel, Receiver};
+
+    use breaker_core::{circuit_breaker, registry, Classify, Instant, ManualClock, Phase, Refused};
+
+    #[derive(Debug, PartialEq)]
+    enum Error {
+        Refused,
+    }
+    impl Classify for Error {}
+    impl From<Refused> for Error {
+        fn from(_: Refused) -> Self {
+            Error::Refused
+        }
+    }
+
+    static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+    /// Calls inside the function now.
+    static INSIDE: AtomicUsize = AtomicUsize::new(0);
+
+    /// Answers at once, or when `hold` is released.
+    #[circuit_breaker(window = 10, min_calls = 5, slow_call = "1s", slow_rate = 50, in_flight = 8, clock = CLOCK, name = "slow_in_flight::hung")]
+    fn upstream(hold: Option<Receiver<()>>) -> Result<(), Error> {
+        INSIDE.fetch_add(1, Ordering::SeqCst);
+        if let Some(hold) = hold {
+            let _ = hold.recv();
+        }
+        INSIDE.fetch_sub(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    #[test]
+    fn a_hung_upstream_opens_an_annotated_functions_breaker_while_its_calls_are_out() {
+        let entry = registry::get("slow_in_flight::hung").unwrap();
+        for _ in 0..5 {
+            assert_eq!(upstream(None), Ok(()));
+        }
+        // Five calls hang at 0 ms.
+        let mut releases = Vec::new();
+        let hung: Vec<_> = (0..5)
+            .map(|_| {
+                let (release, hold) = channel();
+                releases.push(release);
+                std::thread::spawn(move || upstream(Some(hold)))
+            })
+            .collect();
+        while INSIDE.load(Ordering::SeqCst) < 5 {
+            std::thread::yield_now();
+        }
+        // At 1 s they are not slow yet (strictly longer is): the next call goes through.
+        CLOCK.set(Instant::from_millis(1_000));
+        assert_eq!(upstream(None), Ok(()));
+        assert_eq!(entry.state().phase(), Phase::Closed);
+        // Past 1 s the five calls out are slow, and the next call's gate counts them while
+        // they are out: the last 10 calls are 5 quick ones and these 5 slow ones, 50 %.
+        // The breaker opens at that gate, which refuses the call.
+        CLOCK.set(Instant::from_millis(1_001));
+        assert_eq!(upstream(None), Err(Error::Refused));
+        assert_eq!(entry.state().phase(), Phase::Open);
+        assert_eq!(INSIDE.load(Ordering::SeqCst), 5, "the hung calls are still out");
+        for release in releases {
+            release.send(()).unwrap();
+        }
+        for call in hung {
+            assert_eq!(call.join().unwrap(), Ok(()));
+        }
+        assert_eq!(entry.state().phase(), Phase::Open);
+    }
+}

@@ -50,6 +50,17 @@ fn minute() -> Result<u8, Error> {
     Ok(4)
 }
 
+// Calls out watched for the slow-call rule while still out, over each kind of window.
+#[circuit_breaker(window = 1000, slow_call = "1s", slow_rate = 90, in_flight = 16, name = "ring_watched")]
+fn ring_watched() -> Result<u8, Error> {
+    Ok(5)
+}
+
+#[circuit_breaker(window = "60s", buckets = 60, slow_call = "1s", slow_rate = 90, in_flight = 254, name = "minute_watched")]
+async fn minute_watched() -> Result<u8, Error> {
+    Ok(6)
+}
+
 fn block_on<F: Future>(f: F) -> F::Output {
     let mut f = pin!(f);
     let mut cx = Context::from_waker(Waker::noop());
@@ -81,6 +92,9 @@ fn main() {
     assert_eq!(w.slow_calls(), Some((Duration::from_secs(1), 90)));
     let w = registry::get("minute").unwrap().policy().window().unwrap();
     assert_eq!((w.size(), w.min_calls(), w.slow_failures()), (WindowSize::Time(Duration::from_secs(60)), 61, false));
+    assert_eq!((ring_watched(), block_on(minute_watched())), (Ok(5), Ok(6)));
+    let stats = registry::get("ring_watched").unwrap().breaker().window_stats(breaker_core::Instant::ZERO);
+    assert_eq!(stats.map(|s| s.calls), Some(1));
     let stats = registry::get("count").unwrap().breaker().window_stats(breaker_core::Instant::ZERO);
     assert_eq!(stats.map(|s| (s.calls, s.failures)), Some((2, 1)));
 }
