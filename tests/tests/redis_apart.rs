@@ -61,6 +61,24 @@ fn raw(url: &str) -> redis::Connection {
     redis::Client::open(url).unwrap().get_connection().unwrap()
 }
 
+/// Refreshes `l` until `b` follows Redis again.
+fn rejoin(l: &RedisLink, b: &RedisBreaker) {
+    let back = StdInstant::now();
+    while !b.is_shared() {
+        assert!(back.elapsed() < HANG, "never resynchronised");
+        l.refresh();
+    }
+}
+
+/// Waits until `b`'s link has given up on a frozen Redis and `b` decides locally.
+fn until_apart(b: &RedisBreaker) {
+    let frozen = StdInstant::now();
+    while b.is_shared() {
+        assert!(frozen.elapsed() < HANG, "the link never gave up on a frozen Redis");
+        std::thread::sleep(StdDuration::from_millis(5));
+    }
+}
+
 #[test]
 fn an_unreachable_redis_leaves_a_working_local_breaker_and_one_report() {
     static POLICY: Policy = Policy::new(3, Duration::from_millis(100));
@@ -200,11 +218,7 @@ fn a_paused_redis_never_holds_a_call_past_the_timeout() {
     // Redis answers again (and runs what it was sent while frozen): the replica joins it,
     // with the local history it kept.
     server.resume();
-    let back = StdInstant::now();
-    while !b.is_shared() {
-        assert!(back.elapsed() < HANG, "never resynchronised");
-        l.refresh();
-    }
+    rejoin(&l, &b);
     assert_eq!(b.phase(), Phase::Closed);
     assert_eq!(
         count(&events, |e| matches!(
@@ -240,11 +254,7 @@ fn a_trip_while_apart_reaches_redis_when_the_replica_rejoins() {
     // goes apart. Its local breaker decides from then on: a fails until it trips.
     server.pause();
     let _ = fail(&ra);
-    let frozen = StdInstant::now();
-    while ra.is_shared() {
-        assert!(frozen.elapsed() < HANG, "the link never gave up on a frozen Redis");
-        std::thread::sleep(StdDuration::from_millis(5));
-    }
+    until_apart(&ra);
     for failures in 0.. {
         assert!(failures < 10, "replica a never tripped apart: {:?}", ra.state());
         if ra.phase() == Phase::Open {
@@ -263,11 +273,7 @@ fn a_trip_while_apart_reaches_redis_when_the_replica_rejoins() {
     assert_eq!(rb.phase(), Phase::Closed);
 
     // a rejoins: Redis takes the trip a made while apart, and b sees the breaker open.
-    let back = StdInstant::now();
-    while !ra.is_shared() {
-        assert!(back.elapsed() < HANG, "never resynchronised");
-        a.refresh();
-    }
+    rejoin(&a, &ra);
     assert_eq!(
         count(&a_events, |e| matches!(
             e,
@@ -317,11 +323,7 @@ fn forced_opening_reset_and_a_trip_from_before_going_apart_are_not_carried_back(
     // that trip. Meanwhile the fleet (b) closes the breaker, after Redis thaws.
     server.pause();
     a.refresh();
-    let frozen = StdInstant::now();
-    while ra.is_shared() {
-        assert!(frozen.elapsed() < HANG, "the link never gave up on a frozen Redis");
-        std::thread::sleep(StdDuration::from_millis(5));
-    }
+    until_apart(&ra);
     assert_eq!(ra.phase(), Phase::Open);
     server.resume();
     rb.reset();
@@ -330,11 +332,7 @@ fn forced_opening_reset_and_a_trip_from_before_going_apart_are_not_carried_back(
 
     // a rejoins and takes Redis's state: its trip happened before it went apart, so the
     // fleet knew it and decided since; it is not carried back.
-    let back = StdInstant::now();
-    while !ra.is_shared() {
-        assert!(back.elapsed() < HANG, "never resynchronised");
-        a.refresh();
-    }
+    rejoin(&a, &ra);
     let how = |r: Resync| {
         count(
             &a_events,
