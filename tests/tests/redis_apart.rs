@@ -575,3 +575,69 @@ fn a_call_out_that_is_not_a_probe_does_not_hold_the_meeting_back() {
     b.refresh();
     assert_eq!(rb.state(), State::Closed { strikes: 0 });
 }
+
+#[test]
+fn a_local_probe_out_keeps_its_replica_apart_until_it_answers() {
+    use breaker_core::{CallTicket, CircuitBreaker, Outcome, StdClock};
+
+    let Some(binary) = server_binary("a_local_probe_out_keeps_its_replica_apart_until_it_answers") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(2, Duration::from_millis(100)).with_probe_lease(Duration::from_secs(30));
+    let mut server = RedisServer::start(binary);
+    let (a, a_events) = link(&server.url(), 200);
+    let (b, _) = link(&server.url(), 200);
+    let key = "breaker-test:local-probe";
+    let (ra, rb) = (a.breaker(key, &POLICY), b.breaker(key, &POLICY));
+    // Through the `CircuitBreaker` trait too, a shared breaker's ticket is Redis's.
+    let ticket = (&ra).enter(&StdClock).unwrap();
+    assert!(!ticket.is_local() && !ticket.is_probe());
+    (&ra).report(ticket, Outcome::Success, &StdClock);
+    let permit = ra.try_acquire().unwrap();
+    assert!(
+        format!("{permit:?}").contains("probe: false, local: false"),
+        "{permit:?}"
+    );
+    permit.success();
+
+    // Redis dies. Apart, a's local breaker trips, cools down and grants a probe.
+    server.stop();
+    a.refresh();
+    b.refresh();
+    assert!(!ra.is_shared() && !rb.is_shared());
+    let _ = fail(&ra);
+    let _ = fail(&ra);
+    assert_eq!(ra.phase(), Phase::Open);
+    std::thread::sleep(StdDuration::from_millis(110));
+    let probe = (&ra).enter(&StdClock).expect("a's local breaker grants the probe");
+    assert!(probe.is_probe() && probe.is_local());
+    assert!(format!("{ra:?}").contains(key), "{ra:?}");
+
+    // Redis comes back empty; b meets it first, writes its word and strikes once: Redis
+    // moved on from the word a last shared. a stays apart while its probe is out (the
+    // fleet could grant a second one), and meets Redis once the probe has answered.
+    server.restart();
+    b.refresh();
+    assert!(rb.is_shared());
+    let _ = fail(&rb);
+    b.refresh();
+    assert_eq!(rb.state(), State::Closed { strikes: 1 });
+    a.refresh();
+    assert!(!ra.is_shared(), "a met Redis with its local probe out");
+    let ticket = (&ra).enter(&StdClock);
+    assert!(ticket.is_err(), "the probe slot is a's own, taken: {ticket:?}");
+    (&ra).report(probe, Outcome::Success, &StdClock);
+    rejoin(&a, &ra);
+    assert_eq!(
+        count(&a_events, |e| matches!(
+            e,
+            LinkEvent::Resynchronised {
+                how: Resync::Adopted,
+                ..
+            }
+        )),
+        1
+    );
+    b.refresh();
+    assert_eq!((ra.phase(), rb.phase()), (Phase::Closed, Phase::Closed));
+}

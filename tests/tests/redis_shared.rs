@@ -201,12 +201,18 @@ fn the_closed_path_makes_no_round_trip() {
         ok(&r).unwrap();
     }
     assert_eq!(l.round_trips(), before, "closed-state calls made round trips");
+    // So do calls through a permit, answered with a success.
+    for _ in 0..1_000 {
+        r.try_acquire().unwrap().success();
+    }
+    l.refresh();
+    assert_eq!(l.round_trips(), before + 1, "closed-state permits made round trips");
     // A strike changes the word: one compare-and-swap.
     let _ = fail(&r);
     l.refresh();
     assert_eq!(
         l.round_trips(),
-        before + 2,
+        before + 3,
         "one swap for the strike, one read for the refresh"
     );
 }
