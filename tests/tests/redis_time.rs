@@ -46,6 +46,26 @@ fn wrapping_gap(a: Instant, b: Instant) -> u32 {
 }
 
 #[test]
+fn the_clock_offset_is_what_the_shared_time_adds_to_the_local_clock() {
+    let Some(url) = shared_url("the_clock_offset_is_what_the_shared_time_adds_to_the_local_clock") else {
+        return;
+    };
+    // A local clock that stands still: the shared time is it plus the offset, exactly.
+    static LOCAL: ManualClock = ManualClock::new(Instant::from_millis(12_345));
+    let l = RedisLink::open(url.as_str(), config().local_clock(&LOCAL)).unwrap();
+    l.refresh();
+    assert_eq!(l.now(), Instant::from_millis(12_345u32.wrapping_add(l.clock_offset())));
+    // And the offset is the one Redis's `TIME` gives (its milliseconds, wrapping at 2^32),
+    // give or take the round trips.
+    let time: (u64, u64) = redis::cmd("TIME")
+        .query(&mut redis::Client::open(url.as_str()).unwrap().get_connection().unwrap())
+        .unwrap();
+    let server = Instant::from_millis((time.0 * 1_000 + time.1 / 1_000) as u32);
+    let gap = wrapping_gap(l.now(), server);
+    assert!(gap <= AGREE_MS, "the shared time is {gap} ms from Redis's");
+}
+
+#[test]
 fn replicas_with_clocks_hours_apart_agree_on_the_time_and_the_cooldown() {
     let Some(url) = shared_url("replicas_with_clocks_hours_apart_agree_on_the_time_and_the_cooldown") else {
         return;
