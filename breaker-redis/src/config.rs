@@ -198,3 +198,30 @@ impl fmt::Display for LinkEvent {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_setting_is_kept_and_floored_at_one_millisecond() {
+        let ms = StdDuration::from_millis;
+        let config = Config::new().timeout(ms(250)).refresh(ms(40)).retry(ms(700));
+        assert_eq!(
+            (config.timeout, config.refresh, config.retry),
+            (ms(250), ms(40), ms(700))
+        );
+        assert_eq!(config.trip_bound(), ms(540));
+        let floored = Config::default().timeout(ms(0)).refresh(ms(0)).retry(ms(0));
+        assert_eq!((floored.timeout, floored.refresh, floored.retry), (ms(1), ms(1), ms(1)));
+        let defaults = Config::default();
+        assert_eq!(
+            (defaults.timeout, defaults.refresh, defaults.retry),
+            (ms(100), ms(100), ms(1_000))
+        );
+        assert_eq!(
+            format!("{config:?}"),
+            "Config { timeout: 250ms, refresh: 40ms, retry: 700ms, time: \"redis TIME\", .. }"
+        );
+    }
+}
