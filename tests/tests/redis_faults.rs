@@ -258,6 +258,30 @@ fn latency_below_the_timeout_is_waited_for() {
 }
 
 #[test]
+fn a_new_breaker_waits_for_its_first_read_of_redis_behind_a_slow_network() {
+    static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(10_000));
+    let test = "a_new_breaker_waits_for_its_first_read_of_redis_behind_a_slow_network";
+    let Some(url) = shared_url(test) else {
+        return;
+    };
+    let port = url_port(&url).expect("a loopback URL with a port");
+    let proxy = FaultProxy::start(SocketAddr::from(([127, 0, 0, 1], port)));
+    // Each reply held 400 ms, under the timeout of 1 s: a new breaker's connection and
+    // first read (two round trips, each bounded by the timeout) take 800 ms or more, and
+    // `breaker` waits for them (three timeouts at most), so the breaker it hands back
+    // follows Redis already.
+    proxy.set(Fault::Latency(StdDuration::from_millis(400)));
+    let (l, _) = replica(&proxy.url(), &CLOCK, StdDuration::from_secs(1));
+    let created = StdInstant::now();
+    let b = l.breaker(unique_key(test), &POLICY);
+    let waited = created.elapsed();
+    assert!(b.is_shared(), "handed back apart after {waited:?}");
+    assert!(waited >= StdDuration::from_millis(800), "{waited:?}");
+    assert!(l.is_connected());
+    assert!(format!("{l:?}").starts_with("RedisLink { connected: true, config: Config { timeout: 1s"));
+}
+
+#[test]
 fn latency_above_the_timeout_sends_the_replica_apart() {
     static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(10_000));
     through(
