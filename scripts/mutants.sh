@@ -22,6 +22,10 @@
 #                                                 # `tests` crate (with the changed crates' own
 #                                                 # unit tests); all of them if none are named
 #
+# A run that stops early (cargo-mutants 27 can fail a worker with "File exists" when two
+# jobs write the logs of two mutants of one place at once) goes on where it stopped with
+# the same command and `--iterate`, which skips the mutants already caught.
+#
 # MUTANTS_JOBS (default 2) builds and tests that many mutants at once; PROPTEST_CASES
 # (default 10000) caps each property test's cases; MUTANTS_TIMEOUT (default 300 s) is a
 # `diff` run's timeout per mutant. The Redis tests are real only with BREAKER_REDIS_URL
@@ -31,6 +35,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
+
+# Each job builds in its own copy of the tree, with its own target directory. A
+# CARGO_TARGET_DIR shared by the copies lets cargo call a mutated crate fresh without
+# building it (the tests then run the crate of another mutant, or none): every such mutant
+# would be reported missed, or caught, wrongly.
+unset CARGO_TARGET_DIR
 
 which="${1:-all}"
 [ $# -gt 0 ] && shift
