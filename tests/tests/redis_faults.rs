@@ -282,6 +282,64 @@ fn a_new_breaker_waits_for_its_first_read_of_redis_behind_a_slow_network() {
 }
 
 #[test]
+fn an_unreachable_redis_is_tried_again_at_the_retry_interval_not_the_refresh_one() {
+    let test = "an_unreachable_redis_is_tried_again_at_the_retry_interval_not_the_refresh_one";
+    let Some(url) = shared_url(test) else {
+        return;
+    };
+    let port = url_port(&url).expect("a loopback URL with a port");
+    let proxy = FaultProxy::start(SocketAddr::from(([127, 0, 0, 1], port)));
+    // Read every 20 ms while connected; tried again after an hour once unreachable.
+    let config = Config::new()
+        .timeout(TIMEOUT)
+        .refresh(StdDuration::from_millis(20))
+        .retry(StdDuration::from_secs(3600))
+        .log(|e| eprintln!("test link: {e}"));
+    let l = RedisLink::open(proxy.url().as_str(), config).unwrap();
+    let b = l.breaker(unique_key(test), &POLICY);
+    assert!(b.is_shared());
+    // Every connection is reset from now on: the link's next read fails and it goes down.
+    proxy.set(Fault::Reset);
+    let down = StdInstant::now();
+    while l.is_connected() {
+        assert!(down.elapsed() < HANG, "the link never noticed");
+        std::thread::sleep(StdDuration::from_millis(5));
+    }
+    // It does not try again for the retry interval: no connection in 300 ms (at the
+    // refresh interval it would have made about 15).
+    let tries = proxy.accepted();
+    std::thread::sleep(StdDuration::from_millis(300));
+    assert_eq!(proxy.accepted(), tries, "tried again before the retry interval");
+    assert!(!b.is_shared());
+    // A refresh asks at once, and finds the network clean again.
+    proxy.set(Fault::None);
+    l.refresh();
+    assert!(proxy.accepted() > tries);
+    assert!(l.is_connected() && b.is_shared());
+
+    // The same when a call's write meets the fault (the link reads only when asked here):
+    // no attempt before the retry interval either.
+    let quiet = Config::new()
+        .timeout(TIMEOUT)
+        .refresh(StdDuration::from_secs(3600))
+        .retry(StdDuration::from_secs(3600))
+        .log(|e| eprintln!("test link: {e}"));
+    let q = RedisLink::open(proxy.url().as_str(), quiet).unwrap();
+    let qb = q.breaker(unique_key(test), &POLICY);
+    assert!(qb.is_shared());
+    proxy.set(Fault::Reset);
+    let tries = proxy.accepted();
+    let _ = fail(&qb);
+    let down = StdInstant::now();
+    while q.is_connected() {
+        assert!(down.elapsed() < HANG, "the link never noticed");
+        std::thread::sleep(StdDuration::from_millis(5));
+    }
+    std::thread::sleep(StdDuration::from_millis(300));
+    assert_eq!(proxy.accepted(), tries, "tried again before the retry interval");
+}
+
+#[test]
 fn latency_above_the_timeout_sends_the_replica_apart() {
     static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(10_000));
     through(

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
-use breaker_core::{CallError, Classify, Duration, Instant, ManualClock, Phase, Policy};
+use breaker_core::{CallError, Classify, Duration, Instant, ManualClock, Phase, Policy, State};
 use breaker_redis::{Config, RedisBreaker, RedisLink};
 use tests::redis_server::{shared_url, unique_key};
 
@@ -214,6 +214,42 @@ fn the_closed_path_makes_no_round_trip() {
         l.round_trips(),
         before + 3,
         "one swap for the strike, one read for the refresh"
+    );
+}
+
+#[test]
+fn a_key_deleted_under_a_shared_breaker_is_put_back_at_its_next_write() {
+    let Some(url) = shared_url("a_key_deleted_under_a_shared_breaker_is_put_back_at_its_next_write") else {
+        return;
+    };
+    static POLICY: Policy = Policy::new(3, Duration::from_secs(60));
+    let key = unique_key("deleted");
+    let events = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = events.clone();
+    let l = link(
+        &url,
+        config()
+            .refresh(StdDuration::from_secs(3600))
+            .log(move |e| kept.lock().unwrap().push(e.to_string())),
+    );
+    let r = l.breaker(&key, &POLICY);
+    let _ = fail(&r);
+    l.refresh();
+    assert_eq!(r.state(), State::Closed { strikes: 1 });
+    // The key is deleted behind the replica's back (a flush, an operator): its next write
+    // finds it absent, puts back the word it follows and steps on it. Nothing is reported
+    // as a bad value, and the replica stays shared.
+    let mut con = redis::Client::open(url.as_str()).unwrap().get_connection().unwrap();
+    let _: () = redis::cmd("DEL").arg(&key).query(&mut con).unwrap();
+    let _ = fail(&r);
+    l.refresh();
+    assert!(r.is_shared());
+    assert_eq!(r.state(), State::Closed { strikes: 2 });
+    assert_eq!(*events.lock().unwrap(), Vec::<String>::new(), "reported");
+    let stored: Vec<u8> = redis::cmd("GET").arg(&key).query(&mut con).unwrap();
+    assert_eq!(
+        breaker_redis::value::decode(&stored, breaker_redis::value::fingerprint(&POLICY)).unwrap(),
+        r.mirror().word()
     );
 }
 
