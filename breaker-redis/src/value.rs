@@ -177,12 +177,44 @@ mod tests {
         let mut flipped = good;
         flipped[19] = b'b';
         assert_eq!(decode(&flipped, POLICY), Err(ValueError::Checksum));
+        // Each separator in its place, or the value is malformed (not a checksum mismatch).
+        for at in [3, 20, 29] {
+            let mut moved = good;
+            moved[at] = b'-';
+            assert_eq!(decode(&moved, POLICY), Err(ValueError::Malformed), "separator {at}");
+        }
         assert_eq!(
             decode(&good, 7),
             Err(ValueError::OtherPolicy {
                 ours: 7,
                 theirs: POLICY
             })
+        );
+    }
+
+    #[test]
+    fn every_error_says_what_is_wrong() {
+        let said = |e: ValueError| std::string::ToString::to_string(&e);
+        assert_eq!(
+            said(ValueError::Foreign),
+            "not a breaker value (foreign key or garbage)"
+        );
+        assert_eq!(
+            said(ValueError::UnsupportedVersion(2)),
+            "breaker value format version 2 is not supported"
+        );
+        assert_eq!(said(ValueError::Malformed), "malformed breaker value");
+        assert_eq!(
+            said(ValueError::Checksum),
+            "breaker value checksum mismatch: corrupt value"
+        );
+        assert_eq!(
+            said(ValueError::OtherPolicy { ours: 7, theirs: 0xabc }),
+            "breaker value written under another policy (fingerprint 00000abc, ours 00000007)"
+        );
+        assert_eq!(
+            said(ValueError::Invalid),
+            "breaker value holds a state the policy cannot reach"
         );
     }
 
