@@ -71,6 +71,15 @@ fn settle(links: &[&RedisLink]) {
     }
 }
 
+/// Waits until `l` has lost its connection.
+fn until_down(l: &RedisLink) {
+    let down = StdInstant::now();
+    while l.is_connected() {
+        assert!(down.elapsed() < HANG, "the link never noticed");
+        std::thread::sleep(StdDuration::from_millis(5));
+    }
+}
+
 fn fail(b: &RedisBreaker) -> Result<(), CallError<Down>> {
     b.call(|| Err::<(), _>(Down))
 }
@@ -300,11 +309,7 @@ fn an_unreachable_redis_is_tried_again_at_the_retry_interval_not_the_refresh_one
     assert!(b.is_shared());
     // Every connection is reset from now on: the link's next read fails and it goes down.
     proxy.set(Fault::Reset);
-    let down = StdInstant::now();
-    while l.is_connected() {
-        assert!(down.elapsed() < HANG, "the link never noticed");
-        std::thread::sleep(StdDuration::from_millis(5));
-    }
+    until_down(&l);
     // It does not try again for the retry interval: no connection in 300 ms (at the
     // refresh interval it would have made about 15).
     let tries = proxy.accepted();
@@ -319,22 +324,14 @@ fn an_unreachable_redis_is_tried_again_at_the_retry_interval_not_the_refresh_one
 
     // The same when a call's write meets the fault (the link reads only when asked here):
     // no attempt before the retry interval either.
-    let quiet = Config::new()
-        .timeout(TIMEOUT)
-        .refresh(StdDuration::from_secs(3600))
-        .retry(StdDuration::from_secs(3600))
-        .log(|e| eprintln!("test link: {e}"));
-    let q = RedisLink::open(proxy.url().as_str(), quiet).unwrap();
+    static CLOCK: ManualClock = ManualClock::new(Instant::from_millis(10_000));
+    let (q, _) = replica(&proxy.url(), &CLOCK, TIMEOUT);
     let qb = q.breaker(unique_key(test), &POLICY);
     assert!(qb.is_shared());
     proxy.set(Fault::Reset);
     let tries = proxy.accepted();
     let _ = fail(&qb);
-    let down = StdInstant::now();
-    while q.is_connected() {
-        assert!(down.elapsed() < HANG, "the link never noticed");
-        std::thread::sleep(StdDuration::from_millis(5));
-    }
+    until_down(&q);
     std::thread::sleep(StdDuration::from_millis(300));
     assert_eq!(proxy.accepted(), tries, "tried again before the retry interval");
 }
