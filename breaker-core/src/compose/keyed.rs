@@ -778,14 +778,14 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountSt
                 self.table.breakers[self.slot as usize].report(ticket, Outcome::NEUTRAL, clock);
             }
         }
-        *self = self.table.entry(K::from_bits(key_of(self.word)));
+        *self = self.table.entry(self.key());
         self.enter(clock)
     }
 
     /// Looks the key up again if it was evicted since this entry was handed out.
     fn refresh(&mut self) {
         if self.slot != UNGUARDED && self.current().is_none() {
-            *self = self.table.entry(K::from_bits(key_of(self.word)));
+            *self = self.table.entry(self.key());
         }
     }
 }
