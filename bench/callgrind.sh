@@ -67,6 +67,7 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         keyed-lookup
         keyed-closed
         keyed-rejected
+        keyed-churned
         ours-forced
         outline-plain
         outline-macro

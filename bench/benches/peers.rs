@@ -543,6 +543,56 @@ fn run_keyed_rejected(n: u64) -> StdDuration {
     })
 }
 
+/// A third table, churned: 20,000 lookups of 512 keys in use, one of them replaced by a
+/// key never seen every other lookup (10,000 new keys in all), so that the table filled
+/// long ago and new keys take evicted slots. The keys in use at the end, each looked up.
+static CHURNED: Table = KeyedBreakers::new([const { SharedBreaker::lean(&POLICY) }; 1024]);
+
+fn churned_keys() -> &'static [u32; 512] {
+    static KEYS_IN_USE: std::sync::OnceLock<[u32; 512]> = std::sync::OnceLock::new();
+    KEYS_IN_USE.get_or_init(|| {
+        let mut in_use = KEYS;
+        let mut x = 0x9E37_79B9u32;
+        for round in 0..20_000u32 {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            let i = x as usize % in_use.len();
+            CHURNED
+                .try_entry(in_use[i])
+                .expect("a closed table evicts for a new key");
+            if round % 2 == 0 {
+                in_use[i] = x.rotate_left(16) ^ round;
+            }
+        }
+        for key in in_use {
+            CHURNED.try_entry(key).expect("a closed table evicts for a new key");
+        }
+        assert!(CHURNED.evictions() > 5_000 && CHURNED.len() == 1024);
+        in_use
+    })
+}
+
+/// [`loop_keyed`] through the keys of `keys` in turn.
+#[inline(never)]
+fn loop_keyed_keys<C: Clock>(table: &Table, keys: &[u32; 512], clock: &C, n: u64) -> u64 {
+    let mut acc = 0u64;
+    for i in 0..n {
+        match table.entry(keys[i as usize % keys.len()]).call(clock, || work(i)) {
+            Ok(v) => acc = acc.wrapping_add(v),
+            Err(_) => acc = acc.wrapping_add(1),
+        }
+    }
+    acc
+}
+
+fn run_keyed_churned(n: u64) -> StdDuration {
+    let keys = churned_keys();
+    timed(n, Expect::AllOk, "keyed churned", || {
+        loop_keyed_keys(black_box(&CHURNED), keys, &StdClock, n)
+    })
+}
+
 fn run_ours_forced(n: u64) -> StdDuration {
     let b = SharedBreaker::new(&POLICY);
     b.force_open(StdClock.now());
@@ -853,6 +903,12 @@ const CASES: &[Case] = &[
         label: "breaker-core KeyedBreakers<u32, 1024, .., Lean>: entry + call",
         group: Group::Rejected,
         run: run_keyed_rejected,
+    },
+    Case {
+        key: "keyed-churned",
+        label: "the same, closed, after a churn of 10,000 new keys (the table full)",
+        group: Group::Closed,
+        run: run_keyed_churned,
     },
     Case {
         key: "ours-forced",
