@@ -465,14 +465,20 @@ const KEYS: [u32; 512] = {
     let mut x = 0x2545_F491u32;
     let mut i = 0;
     while i < 512 {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
+        x = xorshift(x);
         keys[i] = x;
         i += 1;
     }
     keys
 };
+
+/// The next of Marsaglia's 32-bit xorshift sequence.
+const fn xorshift(mut x: u32) -> u32 {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    x
+}
 
 /// Fills `table` with [`KEYS`] (each looked up once), tripping each key's breaker if
 /// `open`; once per table and process.
@@ -492,13 +498,13 @@ fn fill(table: &'static Table, open: bool) {
     });
 }
 
-/// Calls through the table's entry for each of [`KEYS`] in turn: the lookup (hash, scan,
+/// Calls through the table's entry for each of `keys` in turn: the lookup (hash, scan,
 /// mark) and the call.
 #[inline(never)]
-fn loop_keyed<C: Clock>(table: &Table, clock: &C, n: u64) -> u64 {
+fn loop_keyed<C: Clock>(table: &Table, keys: &[u32; 512], clock: &C, n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
-        match table.entry(KEYS[i as usize % KEYS.len()]).call(clock, || work(i)) {
+        match table.entry(keys[i as usize % keys.len()]).call(clock, || work(i)) {
             Ok(v) => acc = acc.wrapping_add(v),
             Err(_) => acc = acc.wrapping_add(1),
         }
@@ -509,10 +515,10 @@ fn loop_keyed<C: Clock>(table: &Table, clock: &C, n: u64) -> u64 {
 /// The lookup alone, beside the closure (no breaker call): the floor of a call through
 /// the table, what any keyed call pays before its breaker's.
 #[inline(never)]
-fn loop_keyed_lookup(table: &Table, n: u64) -> u64 {
+fn loop_keyed_lookup(table: &Table, keys: &[u32; 512], n: u64) -> u64 {
     let mut acc = 0u64;
     for i in 0..n {
-        let entry = table.entry(KEYS[i as usize % KEYS.len()]);
+        let entry = table.entry(keys[i as usize % keys.len()]);
         black_box(&entry);
         match work(i) {
             Ok(v) => acc = acc.wrapping_add(v),
@@ -525,21 +531,21 @@ fn loop_keyed_lookup(table: &Table, n: u64) -> u64 {
 fn run_keyed_lookup(n: u64) -> StdDuration {
     fill(&TABLE, false);
     timed(n, Expect::AllOk, "keyed lookup", || {
-        loop_keyed_lookup(black_box(&TABLE), n)
+        loop_keyed_lookup(black_box(&TABLE), &KEYS, n)
     })
 }
 
 fn run_keyed_closed(n: u64) -> StdDuration {
     fill(&TABLE, false);
     timed(n, Expect::AllOk, "keyed closed", || {
-        loop_keyed(black_box(&TABLE), &StdClock, n)
+        loop_keyed(black_box(&TABLE), &KEYS, &StdClock, n)
     })
 }
 
 fn run_keyed_rejected(n: u64) -> StdDuration {
     fill(&OPEN_TABLE, true);
     timed(n, Expect::AllRefused, "keyed rejected", || {
-        loop_keyed(black_box(&OPEN_TABLE), &StdClock, n)
+        loop_keyed(black_box(&OPEN_TABLE), &KEYS, &StdClock, n)
     })
 }
 
@@ -554,9 +560,7 @@ fn churned_keys() -> &'static [u32; 512] {
         let mut in_use = KEYS;
         let mut x = 0x9E37_79B9u32;
         for round in 0..20_000u32 {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
+            x = xorshift(x);
             let i = x as usize % in_use.len();
             CHURNED
                 .try_entry(in_use[i])
@@ -573,23 +577,10 @@ fn churned_keys() -> &'static [u32; 512] {
     })
 }
 
-/// [`loop_keyed`] through the keys of `keys` in turn.
-#[inline(never)]
-fn loop_keyed_keys<C: Clock>(table: &Table, keys: &[u32; 512], clock: &C, n: u64) -> u64 {
-    let mut acc = 0u64;
-    for i in 0..n {
-        match table.entry(keys[i as usize % keys.len()]).call(clock, || work(i)) {
-            Ok(v) => acc = acc.wrapping_add(v),
-            Err(_) => acc = acc.wrapping_add(1),
-        }
-    }
-    acc
-}
-
 fn run_keyed_churned(n: u64) -> StdDuration {
     let keys = churned_keys();
     timed(n, Expect::AllOk, "keyed churned", || {
-        loop_keyed_keys(black_box(&CHURNED), keys, &StdClock, n)
+        loop_keyed(black_box(&CHURNED), keys, &StdClock, n)
     })
 }
 

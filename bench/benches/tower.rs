@@ -20,12 +20,11 @@
 use std::future::{ready, Future, Ready};
 use std::hint::black_box;
 use std::pin::pin;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
 use bench::{CountingAlloc, TimedCase};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-
 use breaker_core::tower::{BoxError, CircuitBreakerLayer, RefusedError};
 use breaker_core::{Clock, Duration, Policy, RefusalReason, Refused, SharedBreaker, StdClock};
 use tower::{Layer, Service};

@@ -57,6 +57,14 @@ fn count(events: &Events, pred: impl Fn(&LinkEvent) -> bool) -> usize {
     events.lock().unwrap().iter().filter(|e| pred(e)).count()
 }
 
+/// How many times the link reported a resynchronisation of this kind.
+fn resyncs(events: &Events, how: Resync) -> usize {
+    count(
+        events,
+        |e| matches!(e, LinkEvent::Resynchronised { how: h, .. } if *h == how),
+    )
+}
+
 fn raw(url: &str) -> redis::Connection {
     redis::Client::open(url).unwrap().get_connection().unwrap()
 }
@@ -220,16 +228,7 @@ fn a_paused_redis_never_holds_a_call_past_the_timeout() {
     server.resume();
     rejoin(&l, &b);
     assert_eq!(b.phase(), Phase::Closed);
-    assert_eq!(
-        count(&events, |e| matches!(
-            e,
-            LinkEvent::Resynchronised {
-                how: Resync::Pushed,
-                ..
-            }
-        )),
-        1
-    );
+    assert_eq!(resyncs(&events, Resync::Pushed), 1);
     l.refresh();
     let stored: Vec<u8> = raw(&server.url()).get("breaker-test:paused").unwrap();
     let word = value::decode(&stored, value::fingerprint(&POLICY)).unwrap();
@@ -274,16 +273,7 @@ fn a_trip_while_apart_reaches_redis_when_the_replica_rejoins() {
 
     // a rejoins: Redis takes the trip a made while apart, and b sees the breaker open.
     rejoin(&a, &ra);
-    assert_eq!(
-        count(&a_events, |e| matches!(
-            e,
-            LinkEvent::Resynchronised {
-                how: Resync::AdoptedWithTrip,
-                ..
-            }
-        )),
-        1
-    );
+    assert_eq!(resyncs(&a_events, Resync::AdoptedWithTrip), 1);
     b.refresh();
     assert_eq!((ra.phase(), rb.phase()), (Phase::Open, Phase::Open));
     assert!(matches!(ok(&rb), Err(CallError::Refused(_))));
@@ -333,13 +323,13 @@ fn forced_opening_reset_and_a_trip_from_before_going_apart_are_not_carried_back(
     // a rejoins and takes Redis's state: its trip happened before it went apart, so the
     // fleet knew it and decided since; it is not carried back.
     rejoin(&a, &ra);
-    let how = |r: Resync| {
-        count(
-            &a_events,
-            |e| matches!(e, LinkEvent::Resynchronised { how, .. } if *how == r),
-        )
-    };
-    assert_eq!((how(Resync::Adopted), how(Resync::AdoptedWithTrip)), (1, 0));
+    assert_eq!(
+        (
+            resyncs(&a_events, Resync::Adopted),
+            resyncs(&a_events, Resync::AdoptedWithTrip)
+        ),
+        (1, 0)
+    );
     b.refresh();
     assert_eq!((ra.phase(), rb.phase()), (Phase::Closed, Phase::Closed));
 }
@@ -379,16 +369,7 @@ fn a_foreign_value_is_reported_not_obeyed_and_not_overwritten() {
     let _: () = con.del(&key).unwrap();
     l.refresh();
     assert!(b.is_shared());
-    assert_eq!(
-        count(&events, |e| matches!(
-            e,
-            LinkEvent::Resynchronised {
-                how: Resync::Created,
-                ..
-            }
-        )),
-        1
-    );
+    assert_eq!(resyncs(&events, Resync::Created), 1);
     let stored: Vec<u8> = con.get(&key).unwrap();
     assert_eq!(
         value::decode(&stored, value::fingerprint(&POLICY)),
@@ -492,16 +473,7 @@ fn a_restart_without_persistence_keeps_the_one_probe() {
     server.restart();
     a.refresh();
     assert!(ra.is_shared());
-    assert_eq!(
-        count(&a_events, |e| matches!(
-            e,
-            LinkEvent::Resynchronised {
-                how: Resync::Created,
-                ..
-            }
-        )),
-        1
-    );
+    assert_eq!(resyncs(&a_events, Resync::Created), 1);
     b.refresh();
     assert!(rb.is_shared());
     assert_eq!(
@@ -559,16 +531,7 @@ fn a_call_out_that_is_not_a_probe_does_not_hold_the_meeting_back() {
     assert!(rb.is_shared());
     a.refresh();
     assert!(ra.is_shared(), "a stayed apart for a call that is not a probe");
-    assert_eq!(
-        count(&a_events, |e| matches!(
-            e,
-            LinkEvent::Resynchronised {
-                how: Resync::Adopted,
-                ..
-            }
-        )),
-        1
-    );
+    assert_eq!(resyncs(&a_events, Resync::Adopted), 1);
     // The call answers into the shared breaker: a success clears the fleet's strike.
     out.success();
     a.refresh();
@@ -628,16 +591,7 @@ fn a_local_probe_out_keeps_its_replica_apart_until_it_answers() {
     assert!(ticket.is_err(), "the probe slot is a's own, taken: {ticket:?}");
     (&ra).report(probe, Outcome::Success, &StdClock);
     rejoin(&a, &ra);
-    assert_eq!(
-        count(&a_events, |e| matches!(
-            e,
-            LinkEvent::Resynchronised {
-                how: Resync::Adopted,
-                ..
-            }
-        )),
-        1
-    );
+    assert_eq!(resyncs(&a_events, Resync::Adopted), 1);
     b.refresh();
     assert_eq!((ra.phase(), rb.phase()), (Phase::Closed, Phase::Closed));
 }

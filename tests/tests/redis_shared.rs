@@ -213,7 +213,7 @@ fn the_closed_path_makes_no_round_trip() {
     assert_eq!(
         l.round_trips(),
         before + 3,
-        "one swap for the strike, one read for the refresh"
+        "the permits' refresh, then one swap for the strike and one read for this refresh"
     );
 }
 

@@ -76,14 +76,15 @@
 //! A lookup hashes the key to a home slot and scans from there, over 32 slots at most: a
 //! hit costs a load and a compare per slot scanned (one, when the table is far from full;
 //! the first four are looked at inline, the rest out of line), and the mark's load;
-//! a call through an entry ([`CircuitBreaker::call`]) costs one load and compare of the
+//! a call through an entry ([`CircuitBreaker::call`]) does one load and compare of the
 //! slot's word more than a call through a lone [`SharedBreaker`], closed or refused while
 //! open (two for a probe, a counted call, and a call through
-//! [`CircuitBreaker::attempt`], which check the slot after the gate and at the report).
-//! Evictions are serialised by a flag taken with
-//! one compare-and-swap (never waited for: a second evictor answers
-//! [`TableError::Busy`]). `bench/README.md` has the instructions of a closed call and of
-//! a refusal through a table of 1,024 keys beside a lone breaker's.
+//! [`CircuitBreaker::attempt`], which check the slot after the gate and at the report),
+//! beside the entry's own test of being unguarded and the registers the caller's loop
+//! keeps for it. Evictions are serialised by a flag taken with one compare-and-swap
+//! (never waited for: a second evictor answers [`TableError::Busy`]). `bench/README.md`
+//! has the instructions of a closed call and of a refusal through a half-full table of
+//! 1,024 slots, and through a churned one, beside a lone breaker's.
 //!
 //! # Memory
 //!
@@ -237,6 +238,14 @@ const fn key_of(w: u64) -> u32 {
     w as u32
 }
 
+/// Whether a slot's word `w` holds `key`, ready: one compare of the word's low half and
+/// one bit test. (An empty slot's word is zero, so key 0 matches its low half too: the
+/// state says which.)
+#[inline(always)]
+const fn holds(w: u64, key: u32) -> bool {
+    key_of(w) == key && w & READY != 0
+}
+
 /// Where a lookup found (or placed) its key: the slot and the slot's word, or no slot
 /// ([`UNGUARDED`]) with a word of the key and the [`TableError`] in the state's place. Two
 /// words, handed back in registers where a `Result` of the same would go through memory.
@@ -266,10 +275,13 @@ impl Place {
         if self.slot != UNGUARDED {
             return None;
         }
-        Some(match self.word >> 32 {
-            0 => TableError::Full,
-            1 => TableError::Busy,
-            _ => TableError::Unlisted,
+        let why = self.word >> 32;
+        Some(if why == TableError::Full as u64 {
+            TableError::Full
+        } else if why == TableError::Busy as u64 {
+            TableError::Busy
+        } else {
+            TableError::Unlisted
         })
     }
 }
@@ -470,9 +482,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         let mut i = Self::home(key);
         for _ in 0..if N < INLINE_PROBES { N } else { INLINE_PROBES } {
             let w = self.slots[i].load(Ordering::Acquire);
-            // The key's slot: one compare of the word's low half. (An empty slot's word is
-            // zero, so key 0 also matches there: the state says which.)
-            if key_of(w) == key && w & READY != 0 {
+            if holds(w, key) {
                 self.touch(i);
                 return Place::found(i, w);
             }
@@ -517,12 +527,12 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
     #[inline(never)]
     fn scan_from(&self, mut i: usize, key: u32) -> Place {
         let ready = word_of(key, 0, READY);
-        // The slots of the neighbourhood before `i` (none when the lookup went round a
-        // table of one or two slots: they are looked at again).
+        // The slots of the neighbourhood before `i` (none when the inline lookup went round
+        // a table of up to four slots: they are looked at again).
         let mut done = (i + N - Self::home(key)) % N;
         while done < self.reach() {
             let w = self.slots[i].load(Ordering::Acquire);
-            if key_of(w) == key && w & READY != 0 {
+            if holds(w, key) {
                 self.touch(i);
                 return Place::found(i, w);
             }
@@ -571,7 +581,7 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
         let mut i = home;
         for _ in 0..reach {
             let w = self.slots[i].load(Ordering::Acquire);
-            if key_of(w) == key && w & STATE_MASK == READY {
+            if holds(w, key) {
                 self.touch(i);
                 return Place::found(i, w);
             }
@@ -639,14 +649,13 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
     }
 
     fn slot_of(&self, key: u32) -> Option<usize> {
-        let ready = word_of(key, 0, READY);
         let mut i = Self::home(key);
         for _ in 0..self.reach() {
             let w = self.slots[i].load(Ordering::Acquire);
             if w == EMPTY {
                 return None;
             }
-            if w & KEY_AND_STATE == ready {
+            if holds(w, key) {
                 return Some(i);
             }
             i = Self::next(i);
