@@ -137,3 +137,34 @@ fn keyword(item: &proc_macro2::TokenStream) -> (Span, String) {
     }
     (Span::call_site(), "an empty item".to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::keyword;
+
+    fn what(src: &str) -> String {
+        keyword(&src.parse().unwrap()).1
+    }
+
+    #[test]
+    fn the_item_is_named_by_its_keyword_after_attributes_and_visibility() {
+        assert_eq!(what("struct Radio;"), "a struct");
+        assert_eq!(what("#[derive(Debug)] pub(crate) struct Radio;"), "a struct");
+        assert_eq!(
+            what("#[doc = \"x\"] #[allow(dead_code)] pub enum Channel {}"),
+            "an enum"
+        );
+        assert_eq!(what("pub mod radio {}"), "a module");
+        assert_eq!(
+            what("#[cfg(test)] impl Radio {}"),
+            "an `impl` block (put it on a method inside)"
+        );
+        assert_eq!(what("pub(super) static CHANNEL: u8 = 0;"), "a `static` item");
+        // A function's keyword is handed back as written, for syn's own error.
+        assert_eq!(what("#[inline] pub async fn send() {}"), "async");
+        assert_eq!(what("pub fn send() {}"), "fn");
+        // Anything else is "this item", or an empty one.
+        assert_eq!(what("&radio"), "this item");
+        assert_eq!(what("#[doc = \"x\"]"), "an empty item");
+    }
+}

@@ -403,6 +403,19 @@ mod tests {
             ("window = 10, trip = 3", "remove `trip`"),
             ("failure_rate = 50", "there is none"),
             ("min_calls = 5", "there is none"),
+            // A rejected `slow_call` is not also reported missing by the settings that need it.
+            (
+                "window = 10, slow_call = \"x\", slow_rate = 50",
+                "unknown duration unit",
+            ),
+            (
+                "window = 10, slow_call = \"x\", slow_rate = 50, slow_failures = true",
+                "unknown duration unit",
+            ),
+            (
+                "window = 10, slow_call = \"x\", slow_rate = 50, in_flight = 8",
+                "unknown duration unit",
+            ),
         ] {
             let (_, errors) = check_src(src);
             assert_eq!(errors.len(), 1, "{src}: {errors:?}");
