@@ -17,9 +17,11 @@ use breaker_core::{
 };
 
 /// A recorder that keeps the last value of every series, keyed as Prometheus prints
-/// it: `name{label="value",...}` (labels sorted).
+/// it: `name{label="value",...}` (labels sorted), and each name's unit and description.
 #[derive(Default)]
-struct Keep(Arc<Mutex<BTreeMap<String, f64>>>);
+struct Keep(Arc<Mutex<BTreeMap<String, f64>>>, Described);
+
+type Described = Mutex<BTreeMap<String, (Option<Unit>, String)>>;
 
 struct Cell(String, Arc<Mutex<BTreeMap<String, f64>>>, AtomicU64);
 
@@ -59,6 +61,12 @@ impl Keep {
     fn get(&self, series: &str) -> Option<f64> {
         self.0.lock().unwrap().get(series).copied()
     }
+    fn describe(&self, name: KeyName, unit: Option<Unit>, text: SharedString) {
+        self.1
+            .lock()
+            .unwrap()
+            .insert(name.as_str().to_owned(), (unit, text.into_owned()));
+    }
     fn of(&self, breaker: &str) -> Vec<String> {
         let needle = format!("breaker=\"{breaker}\"");
         self.0
@@ -72,8 +80,12 @@ impl Keep {
 }
 
 impl Recorder for Keep {
-    fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
-    fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+    fn describe_counter(&self, name: KeyName, unit: Option<Unit>, text: SharedString) {
+        self.describe(name, unit, text);
+    }
+    fn describe_gauge(&self, name: KeyName, unit: Option<Unit>, text: SharedString) {
+        self.describe(name, unit, text);
+    }
     fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
     fn register_counter(&self, key: &Key, _: &Metadata<'_>) -> Counter {
         // Counters are kept by value in the cell: one cell per series.
@@ -107,6 +119,14 @@ breaker_core::register!(WINDOWED, "metrics-test/windowed", CLOCK);
 static COUNTING_POLICY: Policy = Policy::new(2, Duration::from_secs(30)).counting_calls();
 static COUNTING: SharedBreaker = SharedBreaker::new(&COUNTING_POLICY);
 breaker_core::register!(COUNTING, "metrics-test/counting", CLOCK);
+
+/// A window with a slow-call rule, on a clock of its own (the test moves it).
+static SLOW_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+static SLOW_RULE: Policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(30))
+    .with_min_calls(4)
+    .with_slow_calls(Duration::from_secs(1), 80);
+static SLOW: SharedBreaker<Windowed> = SharedBreaker::windowed(&SLOW_RULE, Windowed::calls(()));
+breaker_core::register!(SLOW, "metrics-test/slow", SLOW_CLOCK);
 
 fn state_set(keep: &Keep, breaker: &str) -> [f64; 3] {
     ["closed", "open", "half_open"].map(|s| {
@@ -332,6 +352,54 @@ fn the_failure_ratio_is_absent_below_the_minimum_number_of_calls() {
     assert_eq!(keep.get(&ratio), Some(0.25));
     // No slow-call rule: no slow-call ratio.
     assert!(keep.of(b).iter().all(|s| !s.contains("slow")));
+}
+
+#[test]
+fn with_a_slow_call_rule_the_slow_call_ratio_is_published_beside_the_failure_ratio() {
+    let keep = Keep::default();
+    let b = "metrics-test/slow";
+    // Four calls: a failure, a success of 2 s (slow: over 1 s), two quick successes.
+    let call = |outcome, took| {
+        let started = SLOW_CLOCK.now();
+        let permit = SLOW.try_acquire(&SLOW_CLOCK).unwrap();
+        SLOW_CLOCK.advance(Duration::from_millis(took));
+        permit.record_timed(outcome, started);
+    };
+    call(Outcome::STRIKE, 10);
+    call(Outcome::Success, 2_000);
+    call(Outcome::Success, 10);
+    call(Outcome::Success, 10);
+    ::metrics::with_local_recorder(&keep, publish);
+    assert_eq!(keep.get(&format!("breaker_window_calls{{breaker=\"{b}\"}}")), Some(4.0));
+    assert_eq!(
+        keep.get(&format!("breaker_failure_ratio{{breaker=\"{b}\"}}")),
+        Some(0.25)
+    );
+    assert_eq!(
+        keep.get(&format!("breaker_slow_call_ratio{{breaker=\"{b}\"}}")),
+        Some(0.25)
+    );
+}
+
+#[test]
+fn every_series_published_is_described_and_the_remaining_time_in_seconds() {
+    let keep = Keep::default();
+    ::metrics::with_local_recorder(&keep, publish);
+    let names: std::collections::BTreeSet<String> = keep
+        .0
+        .lock()
+        .unwrap()
+        .keys()
+        .map(|series| series[..series.find('{').unwrap()].to_owned())
+        .collect();
+    assert!(names.contains("breaker_transitions_total") && names.contains("breaker_window_calls"));
+    let described = keep.1.lock().unwrap();
+    for name in &names {
+        let (_, text) = described.get(name).unwrap_or_else(|| panic!("{name} is not described"));
+        assert!(!text.is_empty(), "{name}");
+    }
+    assert_eq!(described["breaker_open_remaining_seconds"].0, Some(Unit::Seconds));
+    assert_eq!(described["breaker_state"].0, None);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use breaker_core::registry::{Entry, Table};
 use breaker_core::{
     Bucket, Counters, Duration, History, Instant, ManualClock, Phase, Policy, PolicyError, Reason, RefusalReason,
-    Refused, SharedBreaker, Snapshot, State, Transition, WindowSize, WindowSnapshot, Windowed,
+    Refused, SharedBreaker, Snapshot, State, Transition, TransitionCounts, WindowSize, WindowSnapshot, Windowed,
 };
 use serde_json::{json, Value};
 
@@ -152,10 +152,26 @@ fn snapshot() -> Snapshot {
         streak: 0,
         step: 2,
         remaining: Duration::from_secs(17),
+        // Every counter different, so that a round trip shows each one kept in its place.
         counters: Counters {
+            calls: 40,
+            successes: 21,
             failures: 9,
+            neutrals: 2,
+            skips: 5,
             trips: 3,
-            ..Counters::ZERO
+            probes: 4,
+            lease_expiries: 1,
+            probe_successes: 6,
+            probe_failures: 7,
+            probe_neutrals: 8,
+            transitions: TransitionCounts {
+                closed_to_open: 10,
+                open_to_half_open: 11,
+                half_open_to_closed: 12,
+                half_open_to_open: 13,
+                open_to_closed: 14,
+            },
         },
         window: WindowSnapshot::None,
     }
