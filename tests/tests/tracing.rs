@@ -68,6 +68,7 @@ fn fields(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
 fn one_event_per_transition_with_the_documented_fields_and_none_per_call() {
     static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
     static UPSTREAM: SharedBreaker<TracingLog> = SharedBreaker::with_observer(&POLICY, TracingLog::new("upstream"));
+    assert_eq!(UPSTREAM.observer().name(), "upstream");
     let clock = ManualClock::new(Instant::ZERO);
     let catcher = Catcher::default();
     tracing::subscriber::with_default(catcher.clone(), || {

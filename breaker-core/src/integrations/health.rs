@@ -112,3 +112,19 @@ impl<'a> Health<'a> {
             .unwrap_or(HealthStatus::Up)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::HealthStatus;
+
+    #[test]
+    fn a_status_displays_as_its_word_padded_as_asked() {
+        let text = std::format!(
+            "{}|{:>9}|{:<5}|",
+            HealthStatus::Up,
+            HealthStatus::Degraded,
+            HealthStatus::Down
+        );
+        assert_eq!(text, "up| degraded|down |");
+    }
+}
