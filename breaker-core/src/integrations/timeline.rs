@@ -187,8 +187,8 @@ impl<I: IntoIterator<Item = Transition> + Clone> fmt::Display for Timeline<'_, I
         let oldest = self.transitions().map(|t| ago(&t)).max();
         let last = self.transitions().last();
         let phase = self.state.map_or(last.map_or(Phase::Closed, |t| t.to), |s| s.phase());
-        let forced_now = matches!(self.state, Some(State::Open { forced: true, .. }))
-            || (self.state.is_none() && last.is_some_and(|t| t.why == Reason::ForcedOpen));
+        // Read only when nothing is recorded: then only a state can say forced.
+        let forced_now = matches!(self.state, Some(State::Open { forced: true, .. }));
         let ahead = match self.state {
             Some(State::Open {
                 remaining,
@@ -463,6 +463,81 @@ mod tests {
         assert_eq!(stretches, ["closed", "open", "open", "open", "closed"]);
     }
 
+    /// The three reviewed drawings: the backoff run, closed again; a shadowed breaker
+    /// open a second time, waiting for its next probe; a short opening (its bracket too
+    /// narrow for a label), then a forced one, over an hour.
+    fn drawings() -> [(&'static str, String, &'static str); 3] {
+        let run = backoff_run();
+        let waiting = State::Open {
+            remaining: Duration::from_secs(120),
+            forced: false,
+        };
+        let t = |from, to, why, at_s: u32, cooldown_s: u32| Transition {
+            from,
+            to,
+            why,
+            at: at(at_s * 1000),
+            cooldown: Duration::from_secs(cooldown_s),
+        };
+        use Phase::*;
+        let forced = [
+            t(Closed, Open, Reason::Strikes, 600, 5),
+            t(Open, HalfOpen, Reason::CooldownElapsed, 605, 0),
+            t(HalfOpen, Closed, Reason::Recovered, 606, 0),
+            t(Closed, Open, Reason::ForcedOpen, 2_400, 0),
+        ];
+        let forced_state = State::Open {
+            remaining: Duration::ZERO,
+            forced: true,
+        };
+        [
+            (
+                "backoff.svg",
+                Timeline::new(run.iter().copied(), at(1_000_000))
+                    .titled("squad")
+                    .to_string(),
+                include_str!("timeline/backoff.svg"),
+            ),
+            (
+                "waiting.svg",
+                Timeline::new(run[..3].iter().copied(), at(300_000))
+                    .with_state(waiting)
+                    .with_shadow(true)
+                    .titled("uplink <eu>")
+                    .to_string(),
+                include_str!("timeline/waiting.svg"),
+            ),
+            (
+                "forced.svg",
+                Timeline::new(forced.iter().copied(), at(4_230_000))
+                    .with_state(forced_state)
+                    .titled("radio")
+                    .to_string(),
+                include_str!("timeline/forced.svg"),
+            ),
+        ]
+    }
+
+    /// Every coordinate, width and label of two drawings, against copies reviewed in a
+    /// browser (the tests around this one check what each part means; this one, where it
+    /// is drawn). After a deliberate change to the drawing, `BREAKER_BLESS_SVG=1 cargo test
+    /// -p breaker-core --features svg --lib timeline` writes the new drawings over the
+    /// copies: open them, review them, commit them.
+    #[test]
+    fn the_drawings_are_the_reviewed_ones() {
+        for (file, svg, reviewed) in drawings() {
+            if std::env::var_os("BREAKER_BLESS_SVG").is_some() {
+                let path = std::format!("{}/src/integrations/timeline/{file}", env!("CARGO_MANIFEST_DIR"));
+                std::fs::write(path, &svg).unwrap();
+            } else {
+                assert_eq!(
+                    svg, reviewed,
+                    "{file} differs from the reviewed drawing (see this test's doc)"
+                );
+            }
+        }
+    }
+
     #[test]
     fn a_shadowed_breaker_says_so() {
         let run = &backoff_run()[..1];
@@ -573,6 +648,7 @@ mod tests {
             (120_000, "2m"),
             (250_000, "4m 10s"),
             (3_600_000, "1h"),
+            (3_630_000, "1h"),
             (7_500_000, "2h 5m"),
         ];
         for (ms, text) in cases {
