@@ -7,15 +7,21 @@
 #
 #   bash scripts/mutants.sh            # breaker-core, then the macro crate
 #   bash scripts/mutants.sh core       # breaker-core only
-#   bash scripts/mutants.sh macros     # breaker-macros only
-#   bash scripts/mutants.sh macros-quick  # all of breaker-macros, without the trybuild
-#                                      # suites (not part of `all`: messages go unchecked)
+#   bash scripts/mutants.sh macros     # breaker-macros only: without trybuild, then its
+#                                      # survivors with trybuild (MUTANTS_STAGE=2: the second
+#                                      # stage again, over the survivors only)
+#   bash scripts/mutants.sh macros-quick  # the first of those two stages alone (not part of
+#                                      # `all`: messages go unchecked)
 #   bash scripts/mutants.sh compose    # breaker-core/src/compose/ (not part of `all`)
 #   bash scripts/mutants.sh integrations  # breaker-core/src/integrations/ (not part of `all`)
 #   bash scripts/mutants.sh redis      # breaker-redis, against a running server (not part of
 #                                      # `all`): BREAKER_REDIS_URL and BREAKER_REDIS_SERVER set
 #   bash scripts/mutants.sh compose --shard 0/12 --sharding round-robin  # a deterministic
 #       twelfth of compose/'s mutants, every 12th of its list (shards 0/12 to 11/12 make all)
+#   bash scripts/mutants.sh staged integrations  # all of integrations/ (or compose/) in two
+#       stages: each file's mutants against the test targets that exercise it, then those
+#       still alive against every test, as `integrations` would (hours quicker; see below);
+#       MUTANTS_STAGE=2 runs the second stage again, over the survivors only
 #   bash scripts/mutants.sh core -F 'machine.rs'   # extra arguments go to cargo-mutants
 #   bash scripts/mutants.sh diff main             # only the code changed since a git revision,
 #   bash scripts/mutants.sh diff main window chain  # ...tested by these test targets of the
@@ -96,6 +102,146 @@ module() {
         "$@" -- -- "${skip[@]/#/--skip=}" --exact
 }
 
+# A first stage's exit: 0, or 2 and 3 (mutants missed or timed out, for the second stage);
+# anything else (the tree does not build, a bad argument) stops the run.
+stage_ended() {
+    if [ "$2" -ne 0 ] && [ "$2" -ne 2 ] && [ "$2" -ne 3 ]; then
+        echo "mutants.sh: $1 failed (cargo-mutants exit $2)" >&2
+        exit "$2"
+    fi
+}
+
+# A whole area in two stages, for the same verdicts as `module` in a fraction of the time
+# (most of a mutant's time there is the rebuild of the `tests` crate's sixty test binaries).
+# Stage 1: each group of files below, against `breaker-core`'s unit tests and the few test
+# targets that exercise those files. A mutant caught there is caught by the whole suite too.
+# Stage 2: every mutant stage 1 did not catch (missed, timed out, or in a file no group
+# names), against every test `module` runs, with `--iterate` over stage 1's lists. So a
+# group that names too few targets costs time, never a verdict. Both stages test in place
+# (one job, in this tree: the rebuilds stay incremental from one group to the next), so run
+# it in a tree of its own (`git worktree add`), not in the one you are editing.
+staged_groups() {
+    case "$1" in
+        compose)
+            cat <<'GROUPS'
+chain.rs               : chain chain_properties composition load
+router.rs              : router composition load
+keyed.rs keyed/*       : registry_table tower_keyed hal_shared_bus shared
+history.rs             : macro_history serde
+ladder.rs retry.rs rng.rs : retry_ladder retry_tokio retry_budget macro_retry composition defaults
+retry_budget.rs        : retry_budget defaults
+quota.rs quota_guard.rs : quota quota_properties composition state_file_crash defaults
+window.rs window/*     : window window_differential slow_in_flight half_open_rate doc_figures macro_window defaults
+GROUPS
+            ;;
+        integrations)
+            cat <<'GROUPS'
+tower.rs               : tower tower_keyed composition
+serde.rs               : serde snapshot reload
+metrics.rs             : metrics
+tracing_log.rs         : tracing
+registry.rs table.rs display.rs health.rs linker.rs timeline.rs : registry registry_table router serde composition tower_keyed macro_sync load
+state_file.rs          : state_file_crash serde reload macro_log
+stderr_log.rs quota_log.rs : macro_log registry defaults quota
+global_clock.rs        : macro_global_clock
+io_error.rs anyhow_error.rs convert.rs : foreign_errors errors counting tower
+hal.rs hal/*           : hal_async hal_i2c hal_not_ready hal_recover hal_shared_bus hal_spi_serial composition
+GROUPS
+            ;;
+        *)
+            echo "mutants.sh: staged runs cover compose or integrations, not '$1'" >&2
+            exit 2
+            ;;
+    esac
+}
+
+staged() {
+    local area="${1:?usage: $0 staged compose|integrations}"
+    shift
+    local out="target/mutants/$area-staged" features=() group=0
+    [ "$area" = integrations ] && features=(--features breaker-core/svg)
+    if [ "${MUTANTS_STAGE:-1}" = 2 ]; then
+        staged_rest "$area" "$out" "$@"
+        return
+    fi
+    rm -rf "$out"
+    mkdir -p "$out/mutants.out"
+    staged_groups "$area" >"$out/groups.txt"
+    # The groups on descriptor 3: nothing cargo runs can read them from standard input.
+    while IFS=: read -r files targets <&3; do
+        local filters=() tests=() rc=0
+        for f in $files; do filters+=(-f "breaker-core/src/$area/$f"); done
+        for t in $targets; do
+            if [ ! -f "tests/tests/$t.rs" ]; then
+                echo "mutants.sh: the tests crate has no test target '$t' (tests/tests/$t.rs)" >&2
+                exit 2
+            fi
+            tests+=("--cargo-arg=--test=$t")
+        done
+        group=$((group + 1))
+        echo "== stage 1, group $group: $files against $targets"
+        # The targets go to every cargo command (`--cargo-arg`), so that only they are built,
+        # not only run. No baseline: cargo-mutants would run it on `breaker-core`'s tests alone, which
+        # have none of these targets (stage 2 runs one); a fixed timeout stands in for the
+        # one it measures.
+        cargo mutants --profile mutants --in-place --output "$out/stage1-$group" \
+            --baseline=skip --timeout 120 --package breaker-core "${features[@]}" "${filters[@]}" \
+            --test-package breaker-core --test-package tests --cargo-arg=--lib "${tests[@]}" \
+            "$@" || rc=$?
+        stage_ended "stage 1, group $group," "$rc"
+        cat "$out/stage1-$group/mutants.out/caught.txt" >>"$out/mutants.out/caught.txt"
+        cat "$out/stage1-$group/mutants.out/unviable.txt" >>"$out/mutants.out/unviable.txt"
+    done 3<"$out/groups.txt"
+    staged_rest "$area" "$out" "$@"
+}
+
+# Stage 2 of `staged`: every mutant not caught so far, against every test. Run again
+# alone (`MUTANTS_STAGE=2`) after tests are added for its survivors, it tests only those.
+staged_rest() {
+    local area="$1" out="$2" features=()
+    shift 2
+    [ "$area" = integrations ] && features=(--features breaker-core/svg)
+    second_stage "$out"
+    echo "== stage 2: the rest against every test"
+    local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
+        device_table_mistakes_do_not_compile
+        replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
+    local status=0
+    cargo mutants --profile mutants --in-place --output "$out" --iterate \
+        --minimum-test-timeout 120 --package breaker-core "${features[@]}" \
+        -f "breaker-core/src/$area/**" \
+        --test-package breaker-core --test-package tests \
+        --cargo-test-arg=--lib --cargo-test-arg=--tests \
+        "$@" -- -- "${skip[@]/#/--skip=}" --exact || status=$?
+    staged_score "$out"
+    return "$status"
+}
+
+# Before a second stage in `$1` (or a run of it again): cargo-mutants' `--iterate` carries
+# the caught mutants over (previously_caught.txt), not the unviable ones; every earlier
+# one is kept, for the score and for `--iterate` to skip.
+second_stage() {
+    if [ ! -f "$1/mutants.out/caught.txt" ]; then
+        echo "mutants.sh: no earlier stage's results in $1" >&2
+        exit 2
+    fi
+    cat "$1/mutants.out/unviable.txt" >>"$1/unviable-before.txt"
+    sort -u "$1/unviable-before.txt" >"$1/mutants.out/unviable.txt"
+}
+
+# The two stages' verdicts together: every mutant counted once.
+staged_score() {
+    local o="$1/mutants.out" caught unviable timeout missed viable
+    caught=$(cat "$o/previously_caught.txt" "$o/caught.txt" 2>/dev/null | sort -u | wc -l)
+    unviable=$(cat "$1/unviable-before.txt" "$o/unviable.txt" 2>/dev/null | sort -u | wc -l)
+    timeout=$(sort -u "$o/timeout.txt" | wc -l)
+    missed=$(sort -u "$o/missed.txt" | wc -l)
+    viable=$((caught + timeout + missed))
+    echo "both stages: $((viable + unviable)) mutants, $unviable unviable, $viable viable:" \
+        "$caught caught, $timeout timeouts, $missed missed;" \
+        "$(awk -v d=$((caught + timeout)) -v v=$viable 'BEGIN { printf "%.1f", v ? 100 * d / v : 100 }') % detected"
+}
+
 # breaker-redis: its own unit tests and the tests crate's (where its integration tests are),
 # without the trybuild suites and the bounded soak, as for compose/. Its tests need a real
 # server: this mode does not start one, it requires BREAKER_REDIS_URL and
@@ -118,29 +264,55 @@ redis() {
         "$@" -- -- "${skip[@]/#/--skip=}" --exact
 }
 
+# The whole macro crate in two stages. Stage 1 (`macros-quick` alone) without trybuild:
+# seconds a mutant, but a mutant that only changes an error's message or span, or breaks
+# only a trybuild pass case, survives it. Stage 2: the survivors again (`--iterate` over
+# stage 1's lists), with trybuild, which rebuilds every case for a mutant (a minute or
+# two each on a loaded machine).
 macros() {
-    mkdir -p target/mutants/macros
-    # The macro crate's unit tests and the tests crate's, trybuild's compile-error suite
-    # included (it rebuilds every case for a mutant: minutes on a loaded machine).
-    cargo mutants "${common[@]}" --output target/mutants/macros --minimum-test-timeout 900 \
-        --package breaker-macros \
-        -f breaker-macros/src/args.rs -f breaker-macros/src/duration.rs -f breaker-macros/src/validate.rs \
-        --test-package breaker-macros --test-package tests \
-        "$@"
+    local out=target/mutants/macros rc=0 status=0
+    if [ "${MUTANTS_STAGE:-1}" != 2 ]; then
+        rm -rf "$out"
+        macros_quick_into "$out" "$@" || rc=$?
+        stage_ended "stage 1 of macros" "$rc"
+    fi
+    second_stage "$out"
+    # Stage 1's survivors passed every other test already: stage 2 builds and runs the
+    # trybuild suites that hold the attribute's messages (`macro_ui`, and
+    # `composition_ui`, some of whose cases are annotated functions), with the macro
+    # tests (`macro_*`, the unit tests, `breaker-embedded`'s) for tests added since.
+    # Not `hal_ui`: none of its cases uses the attribute. No baseline (cargo-mutants
+    # would run it on the macro crate alone, which has none of these targets).
+    local targets=(--cargo-arg=--lib --cargo-arg=--test=macro_ui --cargo-arg=--test=composition_ui
+        --cargo-arg=--test=attribute)
+    for t in tests/tests/macro_*.rs; do
+        [ "$t" = tests/tests/macro_ui.rs ] || targets+=("--cargo-arg=--test=$(basename "$t" .rs)")
+    done
+    cargo mutants --profile mutants --jobs "$jobs" --output "$out" --iterate \
+        --baseline=skip --timeout 900 --package breaker-macros \
+        --test-package breaker-macros --test-package breaker-embedded --test-package tests \
+        "${targets[@]}" "$@" || status=$?
+    staged_score "$out"
+    return "$status"
 }
 
-# The whole macro crate (every file of breaker-macros/src/, not only the three above), without
-# the trybuild suites and the soak (as compose/'s): seconds a mutant instead of minutes, for
-# a sample. A mutant that only changes an error's message or span is caught by trybuild
-# alone, so it survives here: check such a survivor against `macro_ui` by hand.
 macros_quick() {
+    macros_quick_into target/mutants/macros-quick "$@"
+}
+
+# Stage 1 of `macros`: the whole macro crate's mutants against its unit tests, the tests
+# crate's and `breaker-embedded`'s (the attribute it re-exports), without the trybuild
+# suites and the soak (as compose/'s).
+macros_quick_into() {
+    local out="$1"
+    shift
     local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
         device_table_mistakes_do_not_compile
         replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
-    mkdir -p target/mutants/macros-quick
-    cargo mutants "${common[@]}" --output target/mutants/macros-quick --minimum-test-timeout 120 \
+    mkdir -p "$out"
+    cargo mutants "${common[@]}" --output "$out" --minimum-test-timeout 120 \
         --package breaker-macros \
-        --test-package breaker-macros --test-package tests \
+        --test-package breaker-macros --test-package breaker-embedded --test-package tests \
         "$@" -- -- "${skip[@]/#/--skip=}" --exact
 }
 
@@ -162,7 +334,7 @@ diff_run() {
         if grep -q "^+++ b/$crate/" "$patch"; then packages+=(--test-package "$crate"); fi
     done
     if [ $# -eq 0 ]; then
-        tests=(--cargo-test-arg=--tests)
+        tests=(--cargo-arg=--tests)
     else
         for t in "$@"; do
             # A name cargo does not know would fail every mutant's test run: each would
@@ -171,13 +343,13 @@ diff_run() {
                 echo "mutants.sh: the tests crate has no test target '$t' (tests/tests/$t.rs)" >&2
                 exit 2
             fi
-            tests+=("--cargo-test-arg=--test=$t")
+            tests+=("--cargo-arg=--test=$t")
         done
     fi
     cargo mutants --profile mutants --jobs "$jobs" --output target/mutants/diff \
         --in-diff "$patch" --baseline=skip --timeout "${MUTANTS_TIMEOUT:-300}" \
         --exclude-re 'replace \| with \^' \
-        "${packages[@]}" --test-package tests --cargo-test-arg=--lib "${tests[@]}"
+        "${packages[@]}" --test-package tests --cargo-arg=--lib "${tests[@]}"
 }
 
 case "$which" in
@@ -186,6 +358,7 @@ case "$which" in
     macros) macros "$@" ;;
     macros-quick) macros_quick "$@" ;;
     compose | integrations) module "$which" "$@" ;;
+    staged) staged "$@" ;;
     redis) redis "$@" ;;
     all)
         status=0
@@ -194,7 +367,7 @@ case "$which" in
         exit "$status"
         ;;
     *)
-        echo "usage: $0 [core|macros|macros-quick|compose|integrations|redis|all] [cargo-mutants arguments] | $0 diff <git revision> [test target...]" >&2
+        echo "usage: $0 [core|macros|macros-quick|compose|integrations|redis|all] [cargo-mutants arguments] | $0 staged compose|integrations | $0 diff <git revision> [test target...]" >&2
         exit 2
         ;;
 esac

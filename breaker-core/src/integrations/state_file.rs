@@ -834,6 +834,13 @@ mod tests {
                 "state file version 9 is not supported (this build reads {VERSION})"
             ))
         );
+        // A problem's own source: the JSON error of a corrupt file, nothing for the others.
+        let corrupt = StateFileProblem::Corrupt(serde_json::from_str::<u8>("{").unwrap_err());
+        assert_eq!(
+            corrupt.source().map(ToString::to_string),
+            Some(serde_json::from_str::<u8>("{").unwrap_err().to_string())
+        );
+        assert!(StateFileProblem::Invalid("x").source().is_none());
     }
 
     fn squad() -> Policy {
