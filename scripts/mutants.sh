@@ -218,24 +218,32 @@ staged_rest() {
 }
 
 # Before a second stage in `$1` (or a run of it again): cargo-mutants' `--iterate` carries
-# the caught mutants over (previously_caught.txt), not the unviable ones; every earlier
-# one is kept, for the score and for `--iterate` to skip.
+# the caught mutants over (previously_caught.txt), not the unviable ones nor the timeouts;
+# every earlier one is kept, for the score, and listed for `--iterate` to skip (a timeout
+# among the caught ones: testing it again would only wait out the timeout again).
 second_stage() {
-    if [ ! -f "$1/mutants.out/caught.txt" ]; then
+    local o="$1/mutants.out"
+    if [ ! -f "$o/caught.txt" ]; then
         echo "mutants.sh: no earlier stage's results in $1" >&2
         exit 2
     fi
-    cat "$1/mutants.out/unviable.txt" >>"$1/unviable-before.txt"
-    sort -u "$1/unviable-before.txt" >"$1/mutants.out/unviable.txt"
+    cat "$o/unviable.txt" >>"$1/unviable-before.txt"
+    cat "$o/timeout.txt" >>"$1/timeout-before.txt"
+    sort -u "$1/unviable-before.txt" >"$o/unviable.txt"
+    cat "$1/timeout-before.txt" >>"$o/caught.txt"
 }
+
+# The distinct lines of those of the files "$@" that exist.
+distinct() { cat "$@" 2>/dev/null | sort -u || true; }
 
 # The two stages' verdicts together: every mutant counted once.
 staged_score() {
     local o="$1/mutants.out" caught unviable timeout missed viable
-    caught=$(cat "$o/previously_caught.txt" "$o/caught.txt" 2>/dev/null | sort -u | wc -l)
-    unviable=$(cat "$1/unviable-before.txt" "$o/unviable.txt" 2>/dev/null | sort -u | wc -l)
-    timeout=$(sort -u "$o/timeout.txt" | wc -l)
-    missed=$(sort -u "$o/missed.txt" | wc -l)
+    timeout=$(distinct "$1/timeout-before.txt" "$o/timeout.txt" | wc -l)
+    caught=$(distinct "$o/previously_caught.txt" "$o/caught.txt" |
+        { grep -vxFf <(distinct "$1/timeout-before.txt") || true; } | wc -l)
+    unviable=$(distinct "$1/unviable-before.txt" "$o/unviable.txt" | wc -l)
+    missed=$(distinct "$o/missed.txt" | wc -l)
     viable=$((caught + timeout + missed))
     echo "both stages: $((viable + unviable)) mutants, $unviable unviable, $viable viable:" \
         "$caught caught, $timeout timeouts, $missed missed;" \
