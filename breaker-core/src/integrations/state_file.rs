@@ -1377,4 +1377,24 @@ mod tests {
         }
         assert_eq!(iso8601_unix_ms("2024-02-29T00:00:00Z"), Some(1_709_164_800_000));
     }
+
+    #[test]
+    fn iso8601_months_have_their_own_lengths_and_an_offset_is_hh_colon_mm_to_the_end() {
+        // The last day of a month of 31, of 30 and of a February outside leap years...
+        assert_eq!(iso8601_unix_ms("2025-01-31T00:00:00Z"), Some(1_738_281_600_000));
+        assert_eq!(iso8601_unix_ms("2025-04-30T00:00:00Z"), Some(1_745_971_200_000));
+        assert_eq!(iso8601_unix_ms("2025-02-28T00:00:00Z"), Some(1_740_700_800_000));
+        // ...and the day after it, which none has.
+        for bad in [
+            "2025-01-32T00:00:00Z",
+            "2025-04-31T00:00:00Z",
+            "2025-02-29T00:00:00Z",
+            "2025-04-00T00:00:00Z",
+            // An offset is `±HH:MM`, with its colon, and ends the time.
+            "2025-08-15T16:23:45+02-00",
+            "2025-08-15T16:23:45+02:00:00",
+        ] {
+            assert_eq!(iso8601_unix_ms(bad), None, "{bad:?}");
+        }
+    }
 }
