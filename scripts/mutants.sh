@@ -240,8 +240,9 @@ distinct() { cat "$@" 2>/dev/null | sort -u || true; }
 staged_score() {
     local o="$1/mutants.out" caught unviable timeout missed viable
     timeout=$(distinct "$1/timeout-before.txt" "$o/timeout.txt" | wc -l)
+    # cargo-mutants lists the unviable mutants it skipped among the "previously caught".
     caught=$(distinct "$o/previously_caught.txt" "$o/caught.txt" |
-        { grep -vxFf <(distinct "$1/timeout-before.txt") || true; } | wc -l)
+        { grep -vxFf <(distinct "$1/timeout-before.txt" "$1/unviable-before.txt") || true; } | wc -l)
     unviable=$(distinct "$1/unviable-before.txt" "$o/unviable.txt" | wc -l)
     missed=$(distinct "$o/missed.txt" | wc -l)
     viable=$((caught + timeout + missed))
