@@ -279,6 +279,7 @@ mod tests {
         let log = QuotaLog::with_console(Mutex::new(String::new()));
         assert_eq!(log.last_quota(), None);
         log.on_quota(&Quota::new(2_100, 5_000));
+        assert_eq!(log.last_quota(), Some(Quota::new(2_100, 5_000)));
         log.on_transition(&Transition {
             from: Phase::Closed,
             to: Phase::Open,
@@ -292,6 +293,23 @@ mod tests {
             "🛑 Circuit opened — quota predicted low (2100/5000)\n\
              ⏸ Circuit open — cooling down (120s left)\n\
              ⏸ Circuit open — cooling down (60s left)\n"
+        );
+    }
+
+    #[test]
+    fn a_borrowed_cell_collects_the_lines_and_the_log_debugs_as_its_last_quota() {
+        let cell = RefCell::new(String::new());
+        let log = QuotaLog::with_console(&cell);
+        log.on_quota(&Quota::new(7, 10));
+        log.cooling_down(Duration::from_secs(3));
+        log.cooling_down(Duration::from_secs(1));
+        assert_eq!(
+            cell.borrow().as_str(),
+            "⏸ Circuit open — cooling down (3s left)\n⏸ Circuit open — cooling down (1s left)\n"
+        );
+        assert_eq!(
+            std::format!("{log:?}"),
+            std::format!("QuotaLog {{ last: {:?} }}", Some(Quota::new(7, 10)))
         );
     }
 }

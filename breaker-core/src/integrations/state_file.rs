@@ -1204,6 +1204,13 @@ mod tests {
         let huge = open_state().to_json().replace("480000", "4294967295");
         let (problem, _, _) = rejected(huge.as_bytes());
         assert!(matches!(problem, StateFileProblem::Invalid(_)), "{problem:?}");
+        // The longest cooldown a breaker holds is read; a millisecond more is not.
+        let longest = Duration::MAX.as_millis();
+        let at_most = open_state().to_json().replace("480000", &longest.to_string());
+        assert!(SavedState::from_json(at_most.as_bytes()).is_ok());
+        let one_more = open_state().to_json().replace("480000", &(longest + 1).to_string());
+        let (problem, _, _) = rejected(one_more.as_bytes());
+        assert!(matches!(problem, StateFileProblem::Invalid(_)), "{problem:?}");
     }
 
     #[test]
@@ -1340,6 +1347,7 @@ mod tests {
             Some(1_755_267_825_000)
         );
         assert_eq!(iso8601_unix_ms("2025-08-15T13:23:45-01:00"), Some(1_755_267_825_000));
+        assert_eq!(iso8601_unix_ms("2025-08-15T19:53:45+05:30"), Some(1_755_267_825_000));
         assert_eq!(iso8601_unix_ms("2000-02-29T00:00:00Z"), Some(951_782_400_000));
         assert_eq!(iso8601_unix_ms("2024-12-31T23:59:59.999Z"), Some(1_735_689_599_999));
         for bad in [
