@@ -119,3 +119,37 @@ fn a_logged_function_logs_through_defmt() {
     assert_eq!(entry.state().phase(), Phase::Open);
     assert!(matches!(ready(logged(true)), Err(SensorError::Refused(_))));
 }
+
+/// Retried without `retry_sleep`: the attempts wait on embassy's `Timer` (through
+/// breaker-core, which has no async timer, this is a compile error).
+#[circuit_breaker(
+    name = "test::retried",
+    trip = 10,
+    retry = 2,
+    retry_delay = "100ms",
+    retry_backoff = 1
+)]
+async fn retried(attempts: &core::sync::atomic::AtomicU32) -> Result<u32, SensorError> {
+    match attempts.fetch_add(1, core::sync::atomic::Ordering::Relaxed) + 1 {
+        3 => Ok(3),
+        _ => Err(SensorError::Nack),
+    }
+}
+
+#[test]
+fn a_retried_async_function_waits_on_embassy_time_between_attempts() {
+    let _time = embassy_time();
+    let attempts = core::sync::atomic::AtomicU32::new(0);
+    let mut call = pin!(retried(&attempts));
+    let mut poll = || call.as_mut().poll(&mut Context::from_waker(Waker::noop()));
+    // The first attempt fails; the retry waits 100 ms of embassy time, not less.
+    assert!(poll().is_pending());
+    assert_eq!(attempts.load(core::sync::atomic::Ordering::Relaxed), 1);
+    advance_ms(99);
+    assert!(poll().is_pending());
+    advance_ms(1);
+    assert!(poll().is_pending(), "the second attempt fails and waits again");
+    assert_eq!(attempts.load(core::sync::atomic::Ordering::Relaxed), 2);
+    advance_ms(100);
+    assert_eq!(poll(), Poll::Ready(Ok(3)));
+}
