@@ -123,5 +123,34 @@ mod tests {
             Err(DurationOutOfRange)
         );
         assert_eq!(Duration::try_from(core::time::Duration::MAX), Err(DurationOutOfRange));
+        assert_eq!(
+            std::string::ToString::to_string(&DurationOutOfRange),
+            "duration too long for a circuit breaker: at most 2^30 - 1 ms (about 12.4 days)"
+        );
+    }
+
+    #[cfg(feature = "embassy-time")]
+    #[test]
+    fn to_embassy_is_exact_and_from_it_rounds_fractions_up_and_rejects_the_too_long() {
+        use embassy_time::Duration as Embassy;
+        for ms in [0, 1, 1_500, Duration::MAX.as_millis()] {
+            let d = Duration::from_millis(ms);
+            assert_eq!(Embassy::from(d), Embassy::from_millis(u64::from(ms)));
+            assert_eq!(Duration::try_from(Embassy::from(d)), Ok(d));
+        }
+        // At embassy's default tick rate, a microsecond is a tick.
+        assert_eq!(
+            Duration::try_from(Embassy::from_micros(1_500)),
+            Ok(Duration::from_millis(2))
+        );
+        let max = u64::from(Duration::MAX.as_millis());
+        assert_eq!(
+            Duration::try_from(Embassy::from_millis(max + 1)),
+            Err(DurationOutOfRange)
+        );
+        assert_eq!(
+            Duration::try_from(Embassy::from_millis(max) + Embassy::from_micros(1)),
+            Err(DurationOutOfRange)
+        );
     }
 }
