@@ -257,19 +257,11 @@ fn argument_type(input: &FnArg) -> TokenStream {
         FnArg::Receiver(r) => &r.ty,
         FnArg::Typed(t) => &t.ty,
     };
-    if mentions_impl(ty.to_token_stream()) {
+    if crate::validate::mentions_impl(ty.to_token_stream()) {
         quote!(_)
     } else {
         ty.to_token_stream()
     }
-}
-
-fn mentions_impl(tokens: TokenStream) -> bool {
-    tokens.into_iter().any(|t| match t {
-        TokenTree::Ident(i) => i == "impl",
-        TokenTree::Group(g) => mentions_impl(g.stream()),
-        _ => false,
-    })
 }
 
 /// `fn(&[u8], u8) -> Result<usize, E>` (or `async fn(..)`), the receiver as its type.

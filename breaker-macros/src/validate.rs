@@ -311,7 +311,9 @@ pub(crate) fn type_text(ty: &Type) -> String {
     text
 }
 
-fn mentions_impl(tokens: TokenStream) -> bool {
+/// Whether `tokens` say `impl` anywhere, inside groups too (`(impl Copy, u8)`): a type
+/// that cannot be named.
+pub(crate) fn mentions_impl(tokens: TokenStream) -> bool {
     tokens.into_iter().any(|t| match t {
         TokenTree::Ident(i) => i == "impl",
         TokenTree::Group(g) => mentions_impl(g.stream()),
