@@ -619,4 +619,26 @@ mod tests {
         }
         assert!(!code.contains("let e"), "{code}");
     }
+
+    #[test]
+    fn a_cap_equal_to_the_delay_is_accepted() {
+        let (c, ok) = check("retry = 2, retry_delay = \"1s\", retry_max_delay = \"1s\"");
+        assert!(ok);
+        assert_eq!(c.unwrap().max_delay, Some(1_000));
+        assert!(!check("retry = 2, retry_delay = \"1s\", retry_max_delay = \"999ms\"").1);
+    }
+
+    #[test]
+    fn the_outer_signature_has_no_mut_binding_in_any_pattern() {
+        let mut sig: Signature = syn::parse_str(
+            "fn f(mut a: u8, (mut b, c): (u8, u8), P(mut d): P, S { e: mut e }: S, [mut g, _]: [u8; 2], \
+             &mut h: &mut u8, (mut i): u8, mut j @ (mut k, _): (u8, u8))",
+        )
+        .unwrap();
+        outer_signature(&mut sig);
+        let text = sig.to_token_stream().to_string();
+        // Only the `&mut` of the reference pattern and type stay: they are not bindings.
+        assert_eq!(text.matches("mut").count(), 2, "{text}");
+        assert!(text.contains("& mut h : & mut u8"), "{text}");
+    }
 }
