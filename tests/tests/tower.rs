@@ -95,6 +95,28 @@ fn an_open_breaker_refuses_in_call_without_calling_the_inner_service_and_every_c
 }
 
 #[test]
+fn a_forced_opening_travels_in_the_boxed_refusal_as_such_without_a_wait() {
+    static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
+    static BREAKER: SharedBreaker = SharedBreaker::new(&POLICY);
+    static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+
+    let inner = service_fn(|_: ()| async { Ok::<_, std::io::Error>("ok") });
+    let mut svc = CircuitBreakerLayer::new(&BREAKER, &CLOCK).layer(inner);
+    BREAKER.force_open(CLOCK.now());
+    ready(&mut svc);
+    let e = now(svc.call(())).unwrap_err();
+    let refused = breaker_core::Refusal::refusal(&e).unwrap();
+    assert_eq!(refused.reason, breaker_core::RefusalReason::ForcedOpen);
+    assert_eq!(refused.retry_in, None);
+    let error = e.downcast_ref::<RefusedError>().unwrap();
+    assert_eq!(
+        (error.refused(), breaker_core::Refusal::refusal(error)),
+        (refused, Some(refused))
+    );
+    assert_eq!(format!("{error:?}"), format!("RefusedError({refused:?})"));
+}
+
+#[test]
 fn a_probe_future_dropped_unanswered_counts_as_a_failed_probe() {
     static POLICY: Policy = Policy::new(1, Duration::from_secs(5));
     static BREAKER: SharedBreaker = SharedBreaker::new(&POLICY);
