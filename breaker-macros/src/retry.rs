@@ -316,7 +316,6 @@ fn strip_mut(pat: &mut Pat) {
         Pat::Slice(s) => s.elems.iter_mut().for_each(strip_mut),
         Pat::Reference(r) => strip_mut(&mut r.pat),
         Pat::Paren(p) => strip_mut(&mut p.pat),
-        Pat::Type(t) => strip_mut(&mut t.pat),
         _ => {}
     }
 }
@@ -632,7 +631,7 @@ mod tests {
     fn the_outer_signature_has_no_mut_binding_in_any_pattern() {
         let mut sig: Signature = syn::parse_str(
             "fn f(mut a: u8, (mut b, c): (u8, u8), P(mut d): P, S { e: mut e }: S, [mut g, _]: [u8; 2], \
-             &mut h: &mut u8, (mut i): u8, mut j @ (mut k, _): (u8, u8))",
+             &mut h: &mut u8, &(mut r, _): &(u8, u8), (mut i): u8, mut j @ (mut k, _): (u8, u8))",
         )
         .unwrap();
         outer_signature(&mut sig);
