@@ -467,7 +467,6 @@ fn collect(pat: &Pat, names: &mut Vec<(syn::Ident, bool)>) {
         Pat::Slice(s) => s.elems.iter().for_each(|p| collect(p, names)),
         Pat::Reference(r) => collect(&r.pat, names),
         Pat::Paren(p) => collect(&p.pat, names),
-        Pat::Type(t) => collect(&t.pat, names),
         _ => {}
     }
 }
@@ -625,6 +624,32 @@ mod tests {
         assert!(ok);
         assert_eq!(c.unwrap().max_delay, Some(1_000));
         assert!(!check("retry = 2, retry_delay = \"1s\", retry_max_delay = \"999ms\"").1);
+    }
+
+    #[test]
+    fn the_bindings_by_value_are_found_in_every_kind_of_pattern() {
+        let sig: Signature = syn::parse_str(
+            "fn f(mut a: u8, (b, mut c): (u8, u8), P(d): P, S { e: mut e }: S, [g, _]: [u8; 2], \
+             &(h, _): &(u8, u8), (i): u8, ref j: u8, k @ (l, _): (u8, u8))",
+        )
+        .unwrap();
+        let found: Vec<String> = sig
+            .inputs
+            .iter()
+            .flat_map(|arg| match arg {
+                FnArg::Typed(t) => bindings(&t.pat),
+                FnArg::Receiver(_) => Vec::new(),
+            })
+            .map(|(name, mutable)| {
+                if mutable {
+                    format!("mut {name}")
+                } else {
+                    name.to_string()
+                }
+            })
+            .collect();
+        // `ref j` binds by reference: nothing to copy.
+        assert_eq!(found, ["mut a", "b", "mut c", "d", "mut e", "g", "h", "i", "k", "l"]);
     }
 
     #[test]
