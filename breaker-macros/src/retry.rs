@@ -616,6 +616,11 @@ mod tests {
             );
         }
         assert!(!code.contains("let e"), "{code}");
+        // A `&mut` argument bound by reference, or with a subpattern, is not reborrowed:
+        // its binding is a shared reference to it (or none).
+        let sig: Signature = syn::parse_str("fn f(ref h: &mut u8, k @ _: &mut u8) -> R").unwrap();
+        let code = per_attempt(&sig, &quote!(p)).to_string();
+        assert!(!code.contains("& mut *"), "{code}");
     }
 
     #[test]

@@ -341,6 +341,19 @@ mod tests {
     }
 
     #[test]
+    fn slow_failures_count_as_slow_only_when_asked_for() {
+        let slow_failures = |src: &str| {
+            let mut errors = Errors::default();
+            let args = crate::args::parse(src.parse().unwrap(), &mut errors);
+            check(&args, &mut errors).map(|w| w.slow_failures)
+        };
+        let rule = "window = 10, slow_call = \"1s\", slow_rate = 50";
+        assert_eq!(slow_failures(rule), Some(false));
+        assert_eq!(slow_failures(&format!("{rule}, slow_failures = true")), Some(true));
+        assert_eq!(slow_failures(&format!("{rule}, slow_failures = false")), Some(false));
+    }
+
+    #[test]
     fn windows_of_both_kinds_are_read() {
         assert_eq!(check_src("window = 20").0, Some(Size::Calls(20)));
         assert_eq!(check_src("window = 51, min_calls = 51").0, Some(Size::Calls(51)));
