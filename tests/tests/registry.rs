@@ -63,6 +63,7 @@ fn every_annotated_function_is_listed_even_if_never_called() {
             "ops::force",
             "ops::generic",
             "ops::persist",
+            "ops::through_the_trait",
             "registry::default_named",
             "registry::never_called",
             "shared::name",
@@ -258,4 +259,44 @@ fn a_breaker_registered_inside_a_function_is_listed_too() {
         registry::get("hand::local").unwrap().breaker(),
         &LOCAL
     ));
+}
+
+/// A breaker of its own, on a clock of its own: the test below moves it.
+static TRAIT_CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+
+#[circuit_breaker(name = "ops::through_the_trait", trip = 2, cooldown = "10s", clock = TRAIT_CLOCK)]
+fn through_the_trait() -> Result<(), Failed> {
+    Ok(())
+}
+
+#[test]
+fn an_entry_as_a_circuit_breaker_works_its_own_breaker_on_its_own_clock() {
+    use breaker_core::{Outcome, Reason};
+    assert_eq!(through_the_trait(), Ok(()));
+    let entry = registry::get("ops::through_the_trait").unwrap();
+    // Another clock, far on: the entry reads its own.
+    let other = ManualClock::new(Instant::from_millis(1_000_000));
+    let mut b = entry;
+    for _ in 0..2 {
+        let ticket = CircuitBreaker::enter(&mut b, &other).unwrap();
+        CircuitBreaker::report(&mut b, ticket, Outcome::STRIKE, &other);
+    }
+    assert_eq!(entry.state().phase(), Phase::Open);
+    assert!(!CircuitBreaker::would_allow(&b, &other));
+    // The probe, abandoned: the breaker opens again rather than wait for its answer.
+    TRAIT_CLOCK.advance(Duration::from_secs(10));
+    assert!(CircuitBreaker::would_allow(&b, &other));
+    let probe = CircuitBreaker::enter(&mut b, &other).unwrap();
+    CircuitBreaker::abandon(&mut b, probe, &other);
+    assert_eq!(entry.state().phase(), Phase::Open);
+    // A trip through the trait, and the shadow mode read through it.
+    entry.reset();
+    CircuitBreaker::trip(&mut b, Reason::Predicted, Duration::from_secs(5), &other);
+    assert_eq!(entry.state().phase(), Phase::Open);
+    entry.reset();
+    for on in [true, false] {
+        entry.set_shadow(on);
+        assert_eq!((entry.is_shadow(), CircuitBreaker::is_shadow(&b)), (on, on));
+    }
+    assert!(format!("{entry:?}").contains("ops::through_the_trait"), "{entry:?}");
 }

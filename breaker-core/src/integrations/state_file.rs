@@ -1392,12 +1392,16 @@ mod tests {
         assert_eq!(iso8601_unix_ms("2025-01-31T00:00:00Z"), Some(1_738_281_600_000));
         assert_eq!(iso8601_unix_ms("2025-04-30T00:00:00Z"), Some(1_745_971_200_000));
         assert_eq!(iso8601_unix_ms("2025-02-28T00:00:00Z"), Some(1_740_700_800_000));
+        assert_eq!(iso8601_unix_ms("2016-12-31T23:59:60Z"), Some(1_483_228_800_000));
         // ...and the day after it, which none has.
         for bad in [
             "2025-01-32T00:00:00Z",
             "2025-04-31T00:00:00Z",
             "2025-02-29T00:00:00Z",
             "2025-04-00T00:00:00Z",
+            // A minute has 60 seconds and one more for a leap second, not two.
+            "2025-08-15T14:60:00Z",
+            "2025-08-15T14:23:61Z",
             // An offset is `±HH:MM`, with its colon, and ends the time.
             "2025-08-15T16:23:45+02-00",
             "2025-08-15T16:23:45+02:00:00",
