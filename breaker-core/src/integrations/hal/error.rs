@@ -154,3 +154,14 @@ impl<E: embedded_io::Error + 'static> embedded_io::Error for GuardedError<E> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::GuardedError;
+
+    #[test]
+    fn only_the_peripherals_own_error_comes_out() {
+        assert_eq!(GuardedError::Inner(7u8).into_inner(), Some(7));
+        assert_eq!(GuardedError::<u8>::Unrecovered.into_inner(), None);
+    }
+}

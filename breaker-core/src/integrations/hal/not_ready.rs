@@ -301,3 +301,16 @@ impl<Kind, E> AsyncRetryNotReady<Kind, E> for NoRetry {
         transaction(inner).await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::NotReady;
+    use crate::Duration;
+
+    #[test]
+    fn a_policy_reads_back_its_tries_and_delay() {
+        let policy = NotReady::new(3, Duration::from_millis(2));
+        assert_eq!((policy.tries(), policy.delay_us()), (3, 2_000));
+        assert_eq!(policy.with_delay_us(250).delay_us(), 250);
+    }
+}
