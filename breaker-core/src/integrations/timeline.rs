@@ -410,16 +410,21 @@ mod tests {
         Instant::from_millis(ms)
     }
 
-    /// The Squad run's shape: opened with a 2m cooldown, probed, failed (4m), probed,
-    /// failed (8m), probed, recovered.
-    fn backoff_run() -> Vec<Transition> {
-        let t = |from, to, why, at_s: u32, cooldown_m: u32| Transition {
+    /// A transition at `at_s` seconds with its cooldown.
+    fn transition(from: Phase, to: Phase, why: Reason, at_s: u32, cooldown: Duration) -> Transition {
+        Transition {
             from,
             to,
             why,
             at: at(at_s * 1000),
-            cooldown: Duration::from_mins(cooldown_m),
-        };
+            cooldown,
+        }
+    }
+
+    /// The Squad run's shape: opened with a 2m cooldown, probed, failed (4m), probed,
+    /// failed (8m), probed, recovered.
+    fn backoff_run() -> Vec<Transition> {
+        let t = |from, to, why, at_s, cooldown_m| transition(from, to, why, at_s, Duration::from_mins(cooldown_m));
         use Phase::*;
         std::vec![
             t(Closed, Open, Reason::Strikes, 60, 2),
@@ -472,13 +477,7 @@ mod tests {
             remaining: Duration::from_secs(120),
             forced: false,
         };
-        let t = |from, to, why, at_s: u32, cooldown_s: u32| Transition {
-            from,
-            to,
-            why,
-            at: at(at_s * 1000),
-            cooldown: Duration::from_secs(cooldown_s),
-        };
+        let t = |from, to, why, at_s, cooldown_s| transition(from, to, why, at_s, Duration::from_secs(cooldown_s));
         use Phase::*;
         let forced = [
             t(Closed, Open, Reason::Strikes, 600, 5),
