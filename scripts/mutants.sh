@@ -140,9 +140,9 @@ tower.rs               : tower tower_keyed composition
 serde.rs               : serde snapshot reload
 metrics.rs             : metrics
 tracing_log.rs         : tracing
-registry.rs table.rs display.rs health.rs linker.rs timeline.rs : registry registry_table router serde composition tower_keyed macro_sync load
+registry.rs table.rs display.rs health.rs linker.rs timeline.rs : registry registry_table router serde composition tower_keyed macro_sync load shadow chain stdout
 state_file.rs          : state_file_crash serde reload macro_log
-stderr_log.rs quota_log.rs : macro_log registry defaults quota
+stderr_log.rs quota_log.rs : macro_log registry defaults quota stdout
 global_clock.rs        : macro_global_clock
 io_error.rs anyhow_error.rs convert.rs : foreign_errors errors counting tower
 hal.rs hal/*           : hal_async hal_i2c hal_not_ready hal_recover hal_shared_bus hal_spi_serial composition
