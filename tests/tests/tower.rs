@@ -117,6 +117,23 @@ fn a_forced_opening_travels_in_the_boxed_refusal_as_such_without_a_wait() {
 }
 
 #[test]
+fn a_call_in_flight_debugs_with_its_permit() {
+    static POLICY: Policy = Policy::new(2, Duration::from_secs(30));
+    static BREAKER: SharedBreaker = SharedBreaker::new(&POLICY);
+    static CLOCK: ManualClock = ManualClock::new(Instant::ZERO);
+
+    let inner = service_fn(|_: ()| std::future::ready(Ok::<_, std::io::Error>("ok")));
+    let mut svc = CircuitBreakerLayer::new(&BREAKER, &CLOCK).layer(inner);
+    ready(&mut svc);
+    let call = svc.call(());
+    assert!(
+        format!("{call:?}").contains("OwnedPermit { probe: false, answered: false }"),
+        "{call:?}"
+    );
+    assert_eq!(now(call).unwrap(), "ok");
+}
+
+#[test]
 fn a_probe_future_dropped_unanswered_counts_as_a_failed_probe() {
     static POLICY: Policy = Policy::new(1, Duration::from_secs(5));
     static BREAKER: SharedBreaker = SharedBreaker::new(&POLICY);
