@@ -56,6 +56,28 @@ jobs="${MUTANTS_JOBS:-2}"
 export PROPTEST_CASES="${PROPTEST_CASES:-10000}"
 
 common=(--profile mutants --jobs "$jobs" --cargo-test-arg=--lib --cargo-test-arg=--tests)
+# The tests every run but the core's and the macro crate's second stage leaves out: the
+# three trybuild suites (each rebuilds breaker-core for every mutant) and the bounded
+# soak (20 to 60 s of replica processes for every mutant).
+skip_slow=(--skip=ui --skip=combinations_that_would_count_twice_or_cannot_steer_do_not_compile
+    --skip=device_table_mistakes_do_not_compile
+    --skip=replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
+
+# The features a run over `$1` builds `breaker-core` with, into the array `features`:
+# `svg` for integrations/, so that the timeline's own tests run.
+features_for() {
+    features=()
+    if [ "$1" = integrations ]; then features=(--features breaker-core/svg); fi
+}
+
+# Stops the run unless the tests crate has the test target `$1`: a name cargo does not
+# know would fail every mutant's test run, and each would count as caught.
+need_target() {
+    if [ ! -f "tests/tests/$1.rs" ]; then
+        echo "mutants.sh: the tests crate has no test target '$1' (tests/tests/$1.rs)" >&2
+        exit 2
+    fi
+}
 
 core() {
     mkdir -p target/mutants/core
@@ -76,10 +98,9 @@ core() {
 }
 
 # breaker-core's composites (compose/) and integrations (integrations/): each tested like the
-# core, by the core's unit tests and the tests crate's, without the three trybuild suites
-# (each would rebuild breaker-core for every mutant; the hal suite's address checks are
-# const-evaluated, so a survivor in integrations/hal/ is checked against `hal_ui` by hand)
-# and without the bounded soak (20 to 60 s of replica processes for every mutant).
+# core, by the core's unit tests and the tests crate's, without `skip_slow` (the hal
+# suite's address checks are const-evaluated, so a survivor in integrations/hal/ is checked
+# against `hal_ui` by hand).
 # Unlike the core, `|` turned into `^` is kept: these files have few `|`, and not all of
 # them join disjoint bits. The integrations are built with feature `svg` too, so that the
 # timeline's own tests run; `defmt` and `rtic-time` stay off (their code is tested on the
@@ -89,17 +110,14 @@ core() {
 module() {
     local name="$1"
     shift
-    local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
-        device_table_mistakes_do_not_compile
-        replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
-    local features=()
-    [ "$name" = integrations ] && features=(--features breaker-core/svg)
+    local features
+    features_for "$name"
     mkdir -p "target/mutants/$name"
     cargo mutants "${common[@]}" --output "target/mutants/$name" --minimum-test-timeout 120 \
         --package breaker-core "${features[@]}" \
         -f "breaker-core/src/$name/**" \
         --test-package breaker-core --test-package tests \
-        "$@" -- -- "${skip[@]/#/--skip=}" --exact
+        "$@" -- -- "${skip_slow[@]}" --exact
 }
 
 # A first stage's exit: 0, or 2 and 3 (mutants missed or timed out, for the second stage);
@@ -158,8 +176,8 @@ GROUPS
 staged() {
     local area="${1:?usage: $0 staged compose|integrations}"
     shift
-    local out="target/mutants/$area-staged" features=() group=0
-    [ "$area" = integrations ] && features=(--features breaker-core/svg)
+    local out="target/mutants/$area-staged" features group=0
+    features_for "$area"
     if [ "${MUTANTS_STAGE:-1}" = 2 ]; then
         staged_rest "$area" "$out" "$@"
         return
@@ -172,18 +190,15 @@ staged() {
         local filters=() tests=() rc=0
         for f in $files; do filters+=(-f "breaker-core/src/$area/$f"); done
         for t in $targets; do
-            if [ ! -f "tests/tests/$t.rs" ]; then
-                echo "mutants.sh: the tests crate has no test target '$t' (tests/tests/$t.rs)" >&2
-                exit 2
-            fi
+            need_target "$t"
             tests+=("--cargo-arg=--test=$t")
         done
         group=$((group + 1))
         echo "== stage 1, group $group: $files against $targets"
-        # The targets go to every cargo command (`--cargo-arg`), so that only they are built,
-        # not only run. No baseline: cargo-mutants would run it on `breaker-core`'s tests alone, which
-        # have none of these targets (stage 2 runs one); a fixed timeout stands in for the
-        # one it measures.
+        # The targets go to every cargo command (`--cargo-arg`), so that only they are
+        # built, not only run. No baseline: cargo-mutants would run it on `breaker-core`'s
+        # tests alone, which have none of these targets (stage 2 runs one); a fixed timeout
+        # stands in for the one it measures.
         cargo mutants --profile mutants --in-place --output "$out/stage1-$group" \
             --baseline=skip --timeout 120 --package breaker-core "${features[@]}" "${filters[@]}" \
             --test-package breaker-core --test-package tests --cargo-arg=--lib "${tests[@]}" \
@@ -198,21 +213,18 @@ staged() {
 # Stage 2 of `staged`: every mutant not caught so far, against every test. Run again
 # alone (`MUTANTS_STAGE=2`) after tests are added for its survivors, it tests only those.
 staged_rest() {
-    local area="$1" out="$2" features=()
+    local area="$1" out="$2" features
     shift 2
-    [ "$area" = integrations ] && features=(--features breaker-core/svg)
+    features_for "$area"
     second_stage "$out"
     echo "== stage 2: the rest against every test"
-    local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
-        device_table_mistakes_do_not_compile
-        replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
     local status=0
     cargo mutants --profile mutants --in-place --output "$out" --iterate \
         --minimum-test-timeout 120 --package breaker-core "${features[@]}" \
         -f "breaker-core/src/$area/**" \
         --test-package breaker-core --test-package tests \
         --cargo-test-arg=--lib --cargo-test-arg=--tests \
-        "$@" -- -- "${skip[@]/#/--skip=}" --exact || status=$?
+        "$@" -- -- "${skip_slow[@]}" --exact || status=$?
     staged_score "$out"
     return "$status"
 }
@@ -263,14 +275,11 @@ redis() {
         exit 2
     fi
     export BREAKER_REDIS_REQUIRED=1
-    local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
-        device_table_mistakes_do_not_compile
-        replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
     mkdir -p target/mutants/redis
     cargo mutants "${common[@]}" --output target/mutants/redis --minimum-test-timeout 120 \
         --package breaker-redis \
         --test-package breaker-redis --test-package tests \
-        "$@" -- -- "${skip[@]/#/--skip=}" --exact
+        "$@" -- -- "${skip_slow[@]}" --exact
 }
 
 # The whole macro crate in two stages. Stage 1 (`macros-quick` alone) without trybuild:
@@ -315,14 +324,11 @@ macros_quick() {
 macros_quick_into() {
     local out="$1"
     shift
-    local skip=(ui combinations_that_would_count_twice_or_cannot_steer_do_not_compile
-        device_table_mistakes_do_not_compile
-        replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
     mkdir -p "$out"
     cargo mutants "${common[@]}" --output "$out" --minimum-test-timeout 120 \
         --package breaker-macros \
         --test-package breaker-macros --test-package breaker-embedded --test-package tests \
-        "$@" -- -- "${skip[@]/#/--skip=}" --exact
+        "$@" -- -- "${skip_slow[@]}" --exact
 }
 
 # The code changed since a git revision: the mutants of its changed lines only, tested by the
@@ -346,12 +352,7 @@ diff_run() {
         tests=(--cargo-arg=--tests)
     else
         for t in "$@"; do
-            # A name cargo does not know would fail every mutant's test run: each would
-            # count as caught.
-            if [ ! -f "tests/tests/$t.rs" ]; then
-                echo "mutants.sh: the tests crate has no test target '$t' (tests/tests/$t.rs)" >&2
-                exit 2
-            fi
+            need_target "$t"
             tests+=("--cargo-arg=--test=$t")
         done
     fi

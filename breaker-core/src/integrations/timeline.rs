@@ -517,7 +517,7 @@ mod tests {
         ]
     }
 
-    /// Every coordinate, width and label of two drawings, against copies reviewed in a
+    /// Every coordinate, width and label of three drawings, against copies reviewed in a
     /// browser (the tests around this one check what each part means; this one, where it
     /// is drawn). After a deliberate change to the drawing, `BREAKER_BLESS_SVG=1 cargo test
     /// -p breaker-core --features svg --lib timeline` writes the new drawings over the
