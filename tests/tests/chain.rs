@@ -754,3 +754,109 @@ fn a_static_chain_is_listed_in_the_registry_by_its_primary_breaker() {
 }
 
 use breaker_core::Clock as _;
+
+// ---- names, texts and the small accessors ------------------------------------------------
+
+#[test]
+fn every_name_and_text_is_the_one_given() {
+    let chain = chain();
+    assert_eq!(chain.primary(), "large");
+    assert_eq!(Backup::new("medium").name(), "medium");
+    assert_eq!(chain.backups().map(|b| b.name()), ["medium", "small"]);
+    for (phase, name) in [
+        (ChainPhase::Primary, "primary"),
+        (ChainPhase::Fallback, "fallback"),
+        (ChainPhase::Recovering, "recovering"),
+    ] {
+        assert_eq!((phase.name(), phase.to_string()), (name, name.to_string()));
+    }
+    assert_eq!(chain.backup(1).map(|b| b.name), Some("small"));
+    assert_eq!(chain.backup(2), None, "two backups: places 0 and 1");
+}
+
+#[test]
+fn a_route_is_routed_only_to_the_primary_or_a_backup() {
+    for (route, routed) in [
+        (PRIMARY, true),
+        (PROBE, true),
+        (MEDIUM, true),
+        (Route::Exhausted { retry_in: None }, false),
+        (Route::Probing, false),
+    ] {
+        assert_eq!(route.is_routed(), routed, "{route:?}");
+    }
+}
+
+#[test]
+fn a_chain_error_hands_back_the_call_s_own_error_and_only_that() {
+    use std::error::Error as _;
+
+    #[derive(Debug)]
+    struct Io;
+    impl std::fmt::Display for Io {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("i/o")
+        }
+    }
+    impl std::error::Error for Io {}
+
+    assert_eq!(ChainError::Inner(Timeout).into_inner(), Some(Timeout));
+    assert_eq!(ChainError::<Timeout>::Probing.into_inner(), None);
+    assert_eq!(ChainError::<Timeout>::Exhausted { retry_in: None }.into_inner(), None);
+    let source = ChainError::Inner(Io).source().map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("i/o"));
+    assert!(ChainError::<Io>::Probing.source().is_none());
+}
+
+#[test]
+fn the_oracle_of_a_forced_chain_with_every_backup_failed_gives_no_retry_time() {
+    let chain = chain();
+    chain.breaker().force_open(s(0));
+    assert_eq!(chain.would_route(s(5)), MEDIUM);
+    chain.disable(0).unwrap();
+    chain.disable(1).unwrap();
+    // Forced open until reset: no cooldown to wait for (a timed trip would say 55 s).
+    assert_eq!(chain.would_route(s(5)), Route::Exhausted { retry_in: None });
+    assert_eq!(
+        chain.route(&ManualClock::new(s(5))).route(),
+        Route::Exhausted { retry_in: None }
+    );
+}
+
+#[test]
+fn a_chain_debugs_as_its_primary_breaker_with_the_backups_book() {
+    let (chain, _) = tripped();
+    let text = format!("{chain:?}");
+    assert!(text.starts_with("FallbackChain { breaker: "), "{text}");
+    for part in [
+        "primary: \"large\"",
+        "name: \"medium\"",
+        "name: \"small\"",
+        "fallback_activated: true",
+    ] {
+        assert!(text.contains(part), "{part} missing from {text}");
+    }
+}
+
+#[test]
+fn a_count_left_from_an_earlier_outage_stays_stale_through_many_recoveries() {
+    // A failed turn on "medium" in the first outage, then eight recoveries (and seven more
+    // outages that never reach a backup): the ninth outage starts with fresh budgets.
+    let (chain, clock) = tripped();
+    turn(&chain, &clock, Outcome::STRIKE);
+    assert_eq!(attempts(&chain), [1, 0]);
+    let mut t = 0;
+    for recovery in 1..=8 {
+        if recovery > 1 {
+            assert_eq!(turn(&chain, &clock, Outcome::TRIP), PRIMARY);
+        }
+        t += 60;
+        clock.set(s(t));
+        assert_eq!(turn(&chain, &clock, Outcome::Success), PROBE);
+        assert_eq!(turn(&chain, &clock, Outcome::Success), PROBE);
+        assert_eq!(chain.phase(s(t)), ChainPhase::Primary, "recovery {recovery}");
+    }
+    assert_eq!(turn(&chain, &clock, Outcome::TRIP), PRIMARY);
+    assert_eq!(attempts(&chain), [0, 0]);
+    assert_eq!(chain.backup(0).map(|b| b.failed), Some(false));
+}

@@ -594,7 +594,10 @@ pub struct FallbackChain<const N: usize, O: ChainObserver = (), P: crate::Policy
 
 impl<const N: usize, O: ChainObserver, P: crate::PolicyStore> fmt::Debug for FallbackChain<N, O, P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FallbackChain").field("breaker", &self.breaker).finish()
+        f.debug_struct("FallbackChain")
+            .field("breaker", &self.breaker)
+            .field("backups", self.book())
+            .finish()
     }
 }
 
