@@ -437,3 +437,112 @@ fn a_self_gating_entry_lent_to_the_router_and_called_itself_counts_no_substituti
     assert_eq!((r.served, r.substitutions, r.refusals), (1, 0, 0));
     assert_eq!(snapshot(&STANDBY, at(0)), snapshot(&SharedBreaker::new(&POLICY), at(0)));
 }
+
+#[circuit_breaker(name = "router-test/lent-standby", trip = 1, cooldown = "30s", clock = REGISTRY_CLOCK_3)]
+fn lent_standby(place: &str) -> Result<String, ToolError> {
+    Ok(format!("standby({place})"))
+}
+
+#[test]
+fn a_self_gating_entry_lent_as_a_substitute_counts_its_substitution() {
+    tools!(MAIN);
+    let entry = registry::get("router-test/lent-standby").unwrap();
+    let substitutes = [Tool::shared("router-test/lent-standby", entry, &REGISTRY_CLOCK_3)];
+    let router = HealthRouter::new([Row::new(Tool::shared("main", &MAIN, &CLOCK), &substitutes)]);
+    trip(&MAIN, CLOCK.now());
+    let served = router.call("main", |tool| match tool.name() {
+        "router-test/lent-standby" => lent_standby("oslo"),
+        other => panic!("{other}"),
+    });
+    assert_eq!(served.unwrap(), "standby(oslo)");
+    let r = router.report()[0];
+    assert_eq!((r.served, r.substitutions, r.refusals), (1, 1, 0));
+}
+
+// ---- borrowed breakers (`Tool::shared`), and what the types say --------------------------
+
+#[test]
+fn borrowed_tools_count_a_substitution_only_when_a_substitute_serves() {
+    tools!(FIRST, SECOND);
+    let substitutes = [Tool::shared("second", &SECOND, &CLOCK)];
+    let router = HealthRouter::new([Row::new(Tool::shared("first", &FIRST, &CLOCK), &substitutes)]);
+    let tool = router.rows()[0].tool();
+    assert!(
+        !tool.gates_itself(),
+        "a breaker lent to the router is gated by the router"
+    );
+    assert!(tool.would_allow());
+    let name = |t: &Tool| t.name();
+    assert_eq!(router.call("first", |t| Ok::<_, Down>(name(t))), Ok("first"));
+    assert_eq!(router.report()[0].substitutions, 0);
+
+    trip(&FIRST, CLOCK.now());
+    assert!(!tool.would_allow(), "the oracle of a lent breaker is its breaker's");
+    assert_eq!(router.choose("first").and_then(|c| c.tool()).map(name), Some("second"));
+    assert_eq!(router.call("first", |t| Ok::<_, Down>(name(t))), Ok("second"));
+    let r = router.report()[0];
+    assert_eq!((r.served, r.substitutions, r.refusals), (2, 1, 0));
+    assert_eq!(
+        FIRST.counters().skips,
+        0,
+        "the open tool was not asked through its gate"
+    );
+}
+
+#[test]
+fn a_choice_names_the_tool_it_would_call() {
+    tools!(ALONE);
+    let tool = Tool::new("alone", &ALONE, &CLOCK);
+    assert!(!tool.gates_itself());
+    let router = HealthRouter::new([Row::new(tool, &[])]);
+    let chosen = router.choose("alone").unwrap();
+    assert!(matches!(chosen, Choice::Itself(_)));
+    assert_eq!(chosen.tool().map(Tool::name), Some("alone"));
+    trip(&ALONE, CLOCK.now());
+    let chosen = router.choose("alone").unwrap();
+    assert!(matches!(chosen, Choice::Unavailable(t) if t.name() == "alone"));
+    assert!(chosen.tool().is_none());
+}
+
+#[test]
+fn a_router_error_hands_back_the_called_tool_s_error_and_only_that() {
+    use std::error::Error as _;
+
+    #[derive(Debug, PartialEq)]
+    struct Io;
+    impl std::fmt::Display for Io {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("i/o")
+        }
+    }
+    impl std::error::Error for Io {}
+
+    assert_eq!(RouterError::Inner(Io).into_inner(), Some(Io));
+    assert_eq!(RouterError::<Io>::UnknownTool.into_inner(), None);
+    assert_eq!(RouterError::<Io>::Unavailable { tool: "x" }.into_inner(), None);
+    let source = RouterError::Inner(Io).source().map(ToString::to_string);
+    assert_eq!(source.as_deref(), Some("i/o"));
+    assert!(RouterError::<Io>::UnknownTool.source().is_none());
+}
+
+#[test]
+fn tools_and_routers_debug_with_their_names_sources_and_counts() {
+    tools!(OWN, LENT);
+    let substitutes = [
+        Tool::shared("lent", &LENT, &CLOCK),
+        Tool::registered("router-test/geocode-cache"),
+    ];
+    let router = HealthRouter::new([Row::new(Tool::new("own", &OWN, &CLOCK), &substitutes)]);
+    assert_eq!(
+        format!("{:?}", substitutes),
+        r#"[Tool { name: "lent", source: "borrowed" }, Tool { name: "router-test/geocode-cache", source: "registry" }]"#
+    );
+    router.call("own", |_| Ok::<_, Down>(())).unwrap();
+    let text = format!("{router:?}");
+    assert!(
+        text.starts_with(r#"HealthRouter { rows: [Row { tool: Tool { name: "own", source: "static" }"#),
+        "{text}"
+    );
+    assert!(text.contains("report: [RowReport {"), "{text}");
+    assert!(text.contains("served: 1"), "{text}");
+}
