@@ -227,6 +227,30 @@ fn an_entry_kept_across_its_eviction_looks_its_key_up_again_and_a_stale_outcome_
 }
 
 #[test]
+fn a_ticket_from_before_its_key_left_and_came_back_to_the_same_slot_is_dropped() {
+    // Key 1 evicted for key 2, then key 2 for key 1: the same slot holds key 1 again, a
+    // fresh breaker. A ticket of key 1's first time there belongs to a breaker that is
+    // gone: its outcome is dropped (the slot's version tells them apart, not the key).
+    let t = KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut first = t.entry(1);
+    let ticket = first.enter(&clock).unwrap();
+    t.try_entry(2).unwrap();
+    let mut again = t.try_entry(1).unwrap();
+    assert_eq!(
+        (t.evictions(), t.iter().map(|(k, _)| k).collect::<Vec<_>>()),
+        (2, [1].into())
+    );
+    first.report(ticket, Outcome::TRIP, &clock);
+    assert_eq!(again.state(&clock), State::Closed { strikes: 0 });
+    assert_eq!(again.counters().failures, 0);
+    // The stale entry looks its key up again on its next call, and counts there.
+    assert_eq!(again.enter(&clock).map(|t| t.is_probe()), Ok(false));
+    first.attempt(&clock).unwrap().record(Outcome::TRIP);
+    assert_eq!(t.get(1).unwrap().phase(clock.now()), Phase::Open);
+}
+
+#[test]
 fn a_probe_taken_from_a_slot_that_changed_hands_is_given_back() {
     // Key 1 evicted for key 2, which trips and cools down: an entry of key 1 kept from
     // before enters the slot, sees it changed hands, and must not keep key 2's probe.
