@@ -463,3 +463,74 @@ fn a_call_through_an_entry_counts_on_its_key_even_kept_across_its_eviction() {
     assert!(!made);
     assert_eq!(t.get(1).unwrap().counters().skips, 1);
 }
+
+#[test]
+fn each_table_error_says_what_went_wrong() {
+    use std::string::ToString;
+    for (why, text) in [
+        (
+            TableError::Full,
+            "keyed breaker table full: every entry is open, half-open, struck or in use",
+        ),
+        (
+            TableError::Busy,
+            "keyed breaker table busy: another caller is evicting an entry",
+        ),
+        (
+            TableError::Unlisted,
+            "keyed breaker table of listed keys: this key is not listed",
+        ),
+    ] {
+        assert_eq!((why.message(), why.to_string().as_str()), (text, text));
+    }
+}
+
+#[test]
+fn key_zero_is_a_key_like_any_other() {
+    // An empty slot's word is zero too: only the state tells key 0's slot from a free one.
+    let t = table();
+    let zero = t.entry(0);
+    assert!(zero.is_guarded());
+    assert_eq!((t.len(), keys(&t)), (1, [0].into()));
+    let again = t.entry(0);
+    assert!(again.is_guarded());
+    assert!(core::ptr::eq(zero.breaker().unwrap(), again.breaker().unwrap()));
+    assert!(t.get(0).is_some());
+}
+
+#[test]
+fn a_table_of_a_size_not_a_power_of_two_fills_every_slot_going_round() {
+    let t = KeyedBreakers::<u32, 5>::new([const { SharedBreaker::new(&POLICY) }; 5]);
+    // Five keys with one home slot, the last: the scan goes round to slots 0 to 3.
+    let crowd = keys_homed_at::<5>(4, 5);
+    for &k in &crowd {
+        assert!(t.entry(k).is_guarded(), "key {k}");
+    }
+    let slots: Vec<_> = crowd.iter().map(|&k| slot_of(&t, k)).collect();
+    assert_eq!(slots, [4, 0, 1, 2, 3].map(Some));
+    assert_eq!(t.evictions(), 0);
+}
+
+#[test]
+fn a_listed_key_is_found_however_far_from_its_home_it_was_placed() {
+    // 64 listed keys with one home slot: placed in all 64 slots, the last 32 beyond the
+    // neighbourhood a key added on use could take. Each is found, and none is evicted.
+    const N: usize = 64;
+    let keys: [u32; N] = keys_homed_at::<N>(0, N).try_into().unwrap();
+    let to = KeyedBreakers::<u32, N>::placement(&keys);
+    let t = KeyedBreakers::<u32, N>::new([const { SharedBreaker::new(&POLICY) }; N]).listing(&keys, to);
+    assert!(t.is_listed());
+    let clock = ManualClock::new(Instant::ZERO);
+    for (i, &k) in keys.iter().enumerate() {
+        assert_eq!(slot_of(&t, k), Some(i));
+        assert!(core::ptr::eq(t.get(k).unwrap(), &t.breakers[i]), "key {k}");
+        let mut e = t.try_entry(k).unwrap();
+        e.attempt(&clock).unwrap().record(Outcome::TRIP);
+    }
+    assert_eq!(
+        t.try_entry(keys_homed_at::<N>(0, N + 1)[N]).unwrap_err(),
+        TableError::Unlisted
+    );
+    assert_eq!(t.evictions(), 0);
+    assert!(t.iter().all(|(_, b)| b.phase(clock.now()) == Phase::Open));
+}
