@@ -296,6 +296,68 @@ fn keys_of_every_kind_round_trip() {
     assert!(std::format!("{t:?}").starts_with("{10.0.0.7: SharedBreaker"));
 }
 
+#[test]
+fn an_entry_is_a_circuit_breaker_of_its_key() {
+    use std::format;
+    let t = table();
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut e = t.entry(7);
+    assert!(!t.is_empty());
+    assert_eq!(format!("{e:?}"), "KeyedEntry { key: 7, guarded: true }");
+    assert_eq!((e.policy(), e.counts_calls()), (POLICY, false));
+    CircuitBreaker::trip(&mut e, Reason::Predicted, Duration::from_secs(5), &clock);
+    assert_eq!(t.get(7).unwrap().phase(clock.now()), Phase::Open);
+    // The probe of the half-open key (after the policy's cooldown, longer than the
+    // hold), abandoned, counts as failed: open again.
+    clock.advance(Duration::from_secs(10));
+    let probe = e.enter(&clock).unwrap();
+    assert!(probe.is_probe());
+    assert!(e.enter(&clock).is_err(), "one probe at a time");
+    assert_eq!(e.state(&clock).phase(), Phase::HalfOpen);
+    e.abandon(probe, &clock);
+    assert_eq!(e.state(&clock).phase(), Phase::Open);
+}
+
+#[test]
+fn an_entry_kept_across_its_eviction_trips_its_key_and_an_unguarded_one_trips_nothing() {
+    use std::format;
+    let t = KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut stale = t.entry(1);
+    t.try_entry(2).unwrap();
+    // Key 1 is looked up again (evicting 2, closed and idle) and its own breaker trips.
+    CircuitBreaker::trip(&mut stale, Reason::Predicted, Duration::from_secs(5), &clock);
+    assert!(t.get(2).is_none());
+    assert_eq!(t.get(1).unwrap().phase(clock.now()), Phase::Open);
+    // Key 3 finds the table full of an open entry: unguarded. Once key 1 is closed and
+    // idle again, tripping the unguarded entry still trips nothing (it holds no breaker;
+    // its next lookup, not a trip, may place it).
+    let mut unguarded = t.entry(3);
+    assert!(!unguarded.is_guarded());
+    assert_eq!(format!("{unguarded:?}"), "KeyedEntry { key: 3, guarded: false }");
+    t.get(1).unwrap().reset(clock.now());
+    CircuitBreaker::trip(&mut unguarded, Reason::Predicted, Duration::from_secs(5), &clock);
+    assert!(!unguarded.is_guarded());
+    assert!(t.get(3).is_none());
+    assert_eq!(t.get(1).unwrap().phase(clock.now()), Phase::Closed);
+    // An unguarded entry answers with the table's first breaker's policy, counting nothing.
+    assert_eq!((unguarded.policy(), unguarded.counts_calls()), (POLICY, false));
+    assert_eq!(unguarded.counters(), Counters::ZERO);
+}
+
+#[test]
+fn an_entry_of_a_counting_policy_counts_calls_guarded_or_not() {
+    static COUNTING: Policy = Policy::new(2, Duration::from_secs(10)).counting_calls();
+    let t = KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&COUNTING)]);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut a = t.entry(1);
+    assert!(a.counts_calls());
+    a.attempt(&clock).unwrap().record(Outcome::TRIP);
+    let b = t.entry(2);
+    assert!(!b.is_guarded());
+    assert!(b.counts_calls(), "the first slot's policy counts calls");
+}
+
 // The growable map (`KeyedBreakerMap`) needs an allocator: feature `std`.
 #[cfg(feature = "std")]
 mod map {
@@ -346,6 +408,27 @@ mod map {
         assert_eq!(names(&m), ["c", "e", "f"]);
         assert_eq!(m.evictions(), 3);
         assert_eq!((m.len(), m.capacity()), (3, 3));
+    }
+
+    #[test]
+    fn a_map_entry_is_a_circuit_breaker_of_its_key() {
+        use std::format;
+        let m = map(1);
+        let clock = ManualClock::new(Instant::ZERO);
+        let mut a = m.entry("a");
+        assert!(a.is_guarded());
+        assert_eq!(format!("{a:?}"), "MapEntry { guarded: true }");
+        assert_eq!(format!("{m:?}"), "KeyedBreakerMap { len: 1, capacity: 1 }");
+        a.attempt(&clock).unwrap().record(Outcome::STRIKE);
+        assert_eq!(a.counters().failures, 1);
+        CircuitBreaker::trip(&mut a, Reason::Predicted, Duration::from_secs(5), &clock);
+        assert_eq!(m.get("a").unwrap().phase(clock.now()), Phase::Open);
+        // Full of an open entry: "b" is unguarded, and tripping it trips nothing.
+        let mut b = m.entry("b");
+        assert_eq!(format!("{b:?}"), "MapEntry { guarded: false }");
+        CircuitBreaker::trip(&mut b, Reason::Predicted, Duration::from_secs(5), &clock);
+        assert!(m.get("b").is_none());
+        assert_eq!(b.state(&clock), State::Closed { strikes: 0 });
     }
 
     #[test]
