@@ -578,6 +578,53 @@ mod tests {
     }
 
     #[test]
+    fn a_history_in_front_of_a_window_passes_the_window_and_the_quota_on() {
+        struct Quotas(core::cell::Cell<u32>);
+        impl Observer for Quotas {
+            fn on_transition(&self, _: &Transition) {}
+        }
+        impl QuotaObserver for Quotas {
+            fn on_quota(&self, quota: &Quota) {
+                self.0.set(quota.remaining);
+            }
+        }
+        let h = History::<2, _>::new(crate::Windowed::calls(()));
+        assert!(Observer::window(&h).is_some());
+        let h = History::<2, _>::new(Quotas(core::cell::Cell::new(0)));
+        h.on_quota(&Quota::new(7, 10));
+        assert_eq!(h.observer().0.get(), 7);
+    }
+
+    #[test]
+    fn readings_compare_and_hash_by_their_transitions() {
+        use core::hash::BuildHasher;
+        let (a, b) = (History::<2>::new(()), History::<3>::new(()));
+        assert!(a.recent().is_empty());
+        for i in [1, 2] {
+            a.record(&t(i));
+            b.record(&t(i));
+        }
+        assert!(!a.recent().is_empty());
+        // Equal: the same transitions, from histories of different sizes.
+        assert_eq!(a.recent(), b.recent());
+        let state = std::hash::RandomState::new();
+        assert_eq!(state.hash_one(a.recent()), state.hash_one(b.recent()));
+        b.record(&t(3));
+        assert_ne!(a.recent(), b.recent());
+        assert_ne!(state.hash_one(a.recent()), state.hash_one(b.recent()));
+    }
+
+    #[test]
+    fn a_history_debugs_as_its_reading_and_its_observer() {
+        let h = History::<2>::new(());
+        h.record(&t(1));
+        assert_eq!(
+            std::format!("{h:?}"),
+            std::format!("History {{ recent: [{:?}], observer: () }}", t(1))
+        );
+    }
+
+    #[test]
     fn one_slot_keeps_the_last() {
         let h = History::<1>::new(());
         for i in 0..5 {
