@@ -561,6 +561,31 @@ mod tests {
     }
 
     #[test]
+    fn a_slot_half_written_by_a_newer_ticket_reads_as_neither() {
+        // The head of ticket 1 beside the tail of ticket 0 (a writer between its two
+        // stores), and the other way round: no transition is made of the mix.
+        let (head0, tail0) = encode(0, &t(0));
+        let (head1, tail1) = encode(1, &t(1));
+        for ticket in [0, 1] {
+            assert_eq!(decode(ticket, head1, tail0), None);
+            assert_eq!(decode(ticket, head0, tail1), None);
+        }
+        assert_eq!(std::format!("{:?}", Slot::new()), "Slot");
+    }
+
+    #[test]
+    fn a_ticket_less_than_half_the_tag_space_ahead_is_newer() {
+        let word = AtomicU64::new(encode(0, &t(0)).0);
+        let far = encode(HEAD_TAG_MASK / 2, &t(1)).0;
+        store_newer(&word, far, 32, HEAD_TAG_MASK);
+        assert_eq!(word.load(Ordering::Relaxed), far);
+        // Half the space or more ahead is taken for behind (an older ticket's late write).
+        let behind = encode(HEAD_TAG_MASK / 2 + HEAD_TAG_MASK / 2 + 1, &t(2)).0;
+        store_newer(&word, behind, 32, HEAD_TAG_MASK);
+        assert_eq!(word.load(Ordering::Relaxed), far);
+    }
+
+    #[test]
     fn the_ring_is_sixteen_bytes_a_slot_and_an_eight_byte_counter() {
         // The figure `History`'s documentation states.
         assert_eq!(core::mem::size_of::<History<4>>(), 4 * 16 + 8);
