@@ -320,6 +320,37 @@ fn refusals_successes_and_breakers_left_open_spend_nothing() {
 }
 
 #[test]
+fn an_async_first_attempt_that_succeeds_deposits_as_a_blocking_one_does() {
+    let budget = RetryBudget::new(100, 0, Duration::from_secs(10));
+    let clock = ManualClock::new(Instant::ZERO);
+    let b = patient_breaker();
+    let r = block_on(
+        RETRY3
+            .ladder(&b, &clock)
+            .budget(&budget)
+            .sleep(|_| std::future::ready(()))
+            .call_async(async || Ok::<u32, Down>(1)),
+    );
+    assert_eq!((r.result, r.attempts, r.stop), (Ok(1), 1, Stop::Succeeded));
+    assert_eq!(budget.snapshot(clock.now()).balance, 1);
+    // A success after a retry deposits nothing more: only first attempts pay.
+    let tries = AtomicU32::new(0);
+    let r = block_on(
+        RETRY3
+            .ladder(&b, &clock)
+            .budget(&budget)
+            .sleep(|_| std::future::ready(()))
+            .call_async(async || match tries.fetch_add(1, Ordering::Relaxed) {
+                0 => Err(Down(1)),
+                _ => Ok(2),
+            }),
+    );
+    assert_eq!((r.result, r.attempts), (Ok(2), 2));
+    let s = budget.snapshot(clock.now());
+    assert_eq!((s.allowed, s.balance), (1, 1), "one deposit, one withdrawal");
+}
+
+#[test]
 fn nonsense_budgets_are_errors() {
     let ten = Duration::from_secs(10);
     assert_eq!(

@@ -686,3 +686,32 @@ fn a_windowed_breakers_successes_through_the_ladder_are_samples() {
     assert_eq!(r.attempts, 2);
     assert_eq!(b.phase(clock.now()), Phase::Open);
 }
+
+#[test]
+fn a_ladder_shows_its_policy_and_seed_and_sleeps_for_real_by_default() {
+    static ONCE: RetryPolicy = RetryPolicy::new(1, ms(30));
+    let breaker = breaker(3, 1_000);
+    let clock = ManualClock::new(Instant::ZERO);
+    let ladder = ONCE.ladder(&breaker, &clock);
+    assert_eq!(ladder.seed_given(), None);
+    assert!(std::ptr::eq(ladder.policy(), &ONCE));
+    let ladder = ladder.seed(42);
+    assert_eq!(ladder.seed_given(), Some(42));
+    assert_eq!(
+        format!("{ladder:?}"),
+        format!("Ladder {{ policy: {ONCE:?}, seed: Some(42), sleep: DefaultSleep, .. }}")
+    );
+    // No sleep given: the thread sleeps the retry's delay (never less; more on a busy host).
+    let started = std::time::Instant::now();
+    let tries = Cell::new(0);
+    let r = ladder.call(|| {
+        tries.set(tries.get() + 1);
+        if tries.get() == 1 {
+            Err(LinkError::Nack)
+        } else {
+            Ok(1)
+        }
+    });
+    assert_eq!((r.result, r.attempts), (Ok(1), 2));
+    assert!(started.elapsed() >= std::time::Duration::from_millis(30));
+}
