@@ -216,6 +216,42 @@ fn a_cooldown_shorter_than_the_next_delay_makes_the_next_attempt_the_probe() {
 }
 
 #[test]
+fn a_cooldown_equal_to_the_next_delay_makes_the_next_attempt_the_probe_too() {
+    // Trips on the second strike with a 200 ms cooldown: the 200 ms sleep ends as the
+    // cooldown does, and the retry is the probe.
+    let b = breaker(2, 200);
+    let clock = ManualClock::new(Instant::ZERO);
+    let (r, sleeps) = climb(&RETRY3, &b, &clock, 0, &[Answer::Nack, Answer::Nack]);
+    assert_eq!((r.result, r.attempts, r.stop), (Ok(7), 3, Stop::Succeeded));
+    assert_eq!(sleeps, [ms(100), ms(200)]);
+    assert_eq!(b.counters().probes, 1);
+}
+
+#[test]
+fn every_jitter_and_policy_error_has_its_text() {
+    assert_eq!(
+        [Jitter::None, Jitter::Full, Jitter::Equal, Jitter::Decorrelated].map(Jitter::name),
+        ["none", "full", "equal", "decorrelated"]
+    );
+    for (error, text) in [
+        (RetryPolicy::try_new(256, ms(1)), "retries must be at most 255"),
+        (RetryPolicy::try_new(1, ms(0)), "retry delay must be longer than zero"),
+        (
+            RETRY3.try_with_multiplier(0),
+            "retry multiplier must be between 1 and 255",
+        ),
+        (
+            RETRY3.try_with_max_delay(ms(99)),
+            "max retry delay must not be shorter than the retry delay",
+        ),
+        (RETRY3.try_with_budget(ms(0)), "retry budget must be longer than zero"),
+    ] {
+        let error = error.unwrap_err();
+        assert_eq!((error.message(), error.to_string()), (text, text.to_string()));
+    }
+}
+
+#[test]
 fn a_forced_open_breaker_ends_the_ladder() {
     let b = breaker(3, 100);
     let clock = ManualClock::new(Instant::ZERO);
