@@ -732,6 +732,17 @@ mod tests {
     }
 
     #[test]
+    fn a_word_holds_every_balance_index_and_generation() {
+        for net in [i32::MIN, i32::MIN + 50, -1, 0, 1, i32::MAX] {
+            for (index, gen) in [(0, 0), (1, 31), (u32::MAX >> 6, 7)] {
+                let w = word(index, gen, net);
+                assert_eq!((index_of(w), gen_of(w), net_of(w)), (index, gen, net));
+                assert_eq!(w & WRITTEN, 0);
+            }
+        }
+    }
+
+    #[test]
     fn a_bucket_does_not_overflow() {
         let b = RetryBudget::new(1000, 0, Duration::from_secs(1));
         b.head.store(word(0, 0, i32::MAX - 500), Ordering::Relaxed);
