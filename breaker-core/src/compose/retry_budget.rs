@@ -425,12 +425,12 @@ impl RetryBudget {
     }
 
     /// The balance, in hundredths, of the window ending at bucket `view`, with the head at
-    /// bucket `head` holding `net` in generation `gen`.
+    /// bucket `head` holding `net` in generation `gen`. The head is in that window: it is
+    /// `view`, or one of the nine buckets before it (a head further back is a `Place::Far`,
+    /// whose window holds the floor alone).
     fn sum(&self, view: u32, gen: u32, head: u32, net: i32) -> i64 {
-        let mut sum = self.floor();
-        if view.wrapping_sub(head) < N {
-            sum += i64::from(net);
-        }
+        debug_assert!(view.wrapping_sub(head) < N);
+        let mut sum = self.floor() + i64::from(net);
         // The nine buckets before `view`: each can be in one slot only, written with this
         // generation; the head's own bucket is counted from the head.
         let mut pos = view % N;
@@ -713,6 +713,15 @@ mod tests {
             12,
             "bucket 39 has left, and the old 41 is not back"
         );
+    }
+
+    #[test]
+    fn the_head_s_bucket_leaves_the_window_when_its_last_millisecond_does() {
+        // Ten buckets of 1 s: a deposit in bucket 0, read while the head is still there.
+        let b = RetryBudget::new(100, 0, Duration::from_secs(10));
+        b.deposit(at(500));
+        assert_eq!(b.snapshot(at(9_999)).balance, 1);
+        assert_eq!(b.snapshot(at(10_000)).balance, 0, "bucket 0 is ten buckets back");
     }
 
     #[test]
