@@ -204,8 +204,11 @@ staged() {
             --test-package breaker-core --test-package tests --cargo-arg=--lib "${tests[@]}" \
             "$@" || rc=$?
         stage_ended "stage 1, group $group," "$rc"
-        cat "$out/stage1-$group/mutants.out/caught.txt" >>"$out/mutants.out/caught.txt"
-        cat "$out/stage1-$group/mutants.out/unviable.txt" >>"$out/mutants.out/unviable.txt"
+        # A stage-1 timeout hangs the whole suite too (these targets are part of it):
+        # detected, not tested again.
+        for list in caught unviable timeout; do
+            distinct "$out/stage1-$group/mutants.out/$list.txt" >>"$out/mutants.out/$list.txt"
+        done
     done 3<"$out/groups.txt"
     staged_rest "$area" "$out" "$@"
 }
@@ -239,8 +242,8 @@ second_stage() {
         echo "mutants.sh: no earlier stage's results in $1" >&2
         exit 2
     fi
-    cat "$o/unviable.txt" >>"$1/unviable-before.txt"
-    cat "$o/timeout.txt" >>"$1/timeout-before.txt"
+    distinct "$o/unviable.txt" >>"$1/unviable-before.txt"
+    distinct "$o/timeout.txt" >>"$1/timeout-before.txt"
     sort -u "$1/unviable-before.txt" >"$o/unviable.txt"
     cat "$1/timeout-before.txt" >>"$o/caught.txt"
 }
