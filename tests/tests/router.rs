@@ -508,21 +508,12 @@ fn a_choice_names_the_tool_it_would_call() {
 fn a_router_error_hands_back_the_called_tool_s_error_and_only_that() {
     use std::error::Error as _;
 
-    #[derive(Debug, PartialEq)]
-    struct Io;
-    impl std::fmt::Display for Io {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str("i/o")
-        }
-    }
-    impl std::error::Error for Io {}
-
-    assert_eq!(RouterError::Inner(Io).into_inner(), Some(Io));
-    assert_eq!(RouterError::<Io>::UnknownTool.into_inner(), None);
-    assert_eq!(RouterError::<Io>::Unavailable { tool: "x" }.into_inner(), None);
-    let source = RouterError::Inner(Io).source().map(ToString::to_string);
-    assert_eq!(source.as_deref(), Some("i/o"));
-    assert!(RouterError::<Io>::UnknownTool.source().is_none());
+    assert_eq!(RouterError::Inner(Down).into_inner(), Some(Down));
+    assert_eq!(RouterError::<Down>::UnknownTool.into_inner(), None);
+    assert_eq!(RouterError::<Down>::Unavailable { tool: "x" }.into_inner(), None);
+    let io = RouterError::Inner(std::io::Error::other("i/o"));
+    assert_eq!(io.source().map(ToString::to_string).as_deref(), Some("i/o"));
+    assert!(RouterError::<std::io::Error>::UnknownTool.source().is_none());
 }
 
 #[test]
