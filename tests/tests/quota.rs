@@ -479,3 +479,25 @@ fn a_red_reading_while_open_restarts_the_wait_until_its_reset_on_a_shared_breake
     );
     assert!(B.would_allow(s(120)));
 }
+
+#[test]
+fn a_reset_read_as_unix_seconds_is_the_wait_from_now_cut_to_the_longest_duration() {
+    let now = 1_755_267_940;
+    let q = Quota::new(0, 5_000);
+    assert_eq!(
+        q.with_reset_at_unix(now + 60, now).resets_in,
+        Some(Duration::from_secs(60))
+    );
+    assert_eq!(q.with_reset_at_unix(now - 1, now).resets_in, Some(Duration::ZERO));
+    // The longest wait a `Duration` holds in whole seconds (about 12.4 days), not its last
+    // milliseconds: a reset further away is cut to it.
+    let secs = u64::from(Duration::MAX.as_millis() / 1000);
+    let longest = Some(Duration::from_secs(secs as u32));
+    for ahead in [secs, secs + 1, 5_000_000, u64::from(u32::MAX) * 10] {
+        assert_eq!(q.with_reset_at_unix(now + ahead, now).resets_in, longest, "{ahead}");
+    }
+    assert_eq!(
+        q.with_reset_at_unix(now + secs - 1, now).resets_in,
+        Some(Duration::from_secs(secs as u32 - 1))
+    );
+}
