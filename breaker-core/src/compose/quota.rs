@@ -907,11 +907,21 @@ mod tests {
     }
 
     #[test]
+    fn each_light_has_its_name() {
+        for (light, name) in [(Light::Green, "green"), (Light::Amber, "amber"), (Light::Red, "red")] {
+            assert_eq!((light.name(), std::format!("{light}")), (name, name.into()));
+        }
+    }
+
+    #[test]
     fn lights_out_of_order_are_rejected() {
         assert_eq!(
             QuotaPolicy::new().try_with_lights(Share::percent(5), Share::percent(20)),
             Err(QuotaPolicyError::RedAboveGreen)
         );
+        let why = QuotaPolicyError::RedAboveGreen;
+        let text = "the red threshold must not be above the green one";
+        assert_eq!((why.message(), std::format!("{why}")), (text, text.into()));
         let no_amber = QuotaPolicy::new().with_lights(Share::percent(10), Share::percent(10));
         assert_eq!(Quota::new(600, 5_000).light(&no_amber), Light::Green);
         assert_eq!(Quota::new(500, 5_000).light(&no_amber), Light::Red);
