@@ -924,6 +924,10 @@ fn a_time_window_needs_whole_ms_per_bucket_and_room_for_min_calls() {
         Some(PolicyError::BucketsOutOfRange)
     );
     assert!(Breaker::try_with_observer(many, Windowed::<TimeWindow<3>>::time_buckets(())).is_ok());
+    // The edge: 2 x 1023 is reachable, one more is not.
+    let two = |min| Breaker::try_with_observer(fine.with_min_calls(min), Windowed::<TimeWindow<2>>::time_buckets(()));
+    assert!(two(2 * 1023).is_ok());
+    assert_eq!(two(2 * 1023 + 1).err(), Some(PolicyError::BucketsOutOfRange));
 }
 
 #[test]
@@ -1044,5 +1048,30 @@ fn a_snapshot_keeps_a_slow_failure_as_a_failure() {
     assert_eq!(
         back.window_stats(secs(0)).map(|s| (s.calls, s.failures, s.slow)),
         Some((2, 1, 1))
+    );
+}
+
+#[test]
+fn a_windowed_observer_passes_quotas_on_and_debugs_as_its_window_and_observer() {
+    use breaker_core::{Quota, QuotaObserver};
+
+    #[derive(Debug, Default)]
+    struct Quotas(std::cell::Cell<u32>);
+    impl Observer for Quotas {
+        fn on_transition(&self, _: &Transition) {}
+    }
+    impl QuotaObserver for Quotas {
+        fn on_quota(&self, quota: &Quota) {
+            self.0.set(quota.remaining);
+        }
+    }
+    let windowed = Windowed::calls(Quotas::default());
+    windowed.on_quota(&Quota::new(7, 10));
+    assert_eq!(windowed.observer().0.get(), 7);
+    let text = format!("{windowed:?}");
+    let window = format!("{:?}", windowed.window());
+    assert_eq!(
+        text,
+        format!("Windowed {{ window: {window}, observer: Quotas(Cell {{ value: 7 }}) }}")
     );
 }
