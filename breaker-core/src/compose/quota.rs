@@ -862,6 +862,22 @@ mod tests {
     }
 
     #[test]
+    fn a_forecast_and_the_last_quota_show_what_they_hold() {
+        let mut g = QuotaGauge::<3>::new(QuotaPolicy::new());
+        g.observe(Sample::new(s(0), 4_800, 5_000));
+        g.observe(Sample::new(s(3), 4_720, 5_000));
+        // 80 units in 3 s: 26.67/s, and 4,720 left last 177 s.
+        assert_eq!(std::format!("{}", g.forecast().unwrap()), "26.67/s, exhausted in 177s");
+        let last = crate::LastQuota::new();
+        assert_eq!(std::format!("{last:?}"), "LastQuota(None)");
+        last.set(Quota::new(3, 10));
+        assert_eq!(
+            std::format!("{last:?}"),
+            std::format!("LastQuota(Some({:?}))", Quota::new(3, 10))
+        );
+    }
+
+    #[test]
     fn remaining_above_total_reads_full_and_zero_total_reads_red() {
         let p = QuotaPolicy::new();
         assert_eq!(Quota::new(9_000, 5_000).light(&p), Light::Green);
