@@ -1009,6 +1009,26 @@ mod tests {
     }
 
     #[test]
+    fn a_guard_over_a_borrowed_breaker_saves_and_restores_it_in_place() {
+        let dir = TempDir::new("borrowed");
+        let file = StateFile::new(dir.0.join("b.json"));
+        let mut before = Breaker::new(squad());
+        before.trip(Reason::Predicted, s(0));
+        let guard = QuotaGuard::<_>::new(&mut before, QuotaPolicy::new());
+        guard.save_state(&file, s(60), wall(60)).unwrap();
+
+        let mut after = Breaker::new(squad());
+        let mut guard = QuotaGuard::<_>::new(&mut after, QuotaPolicy::new());
+        guard.resume(&file, s(0), wall(90)).unwrap().unwrap();
+        // Opened at wall-clock 0 with a 2 m cooldown, resumed at 90 s: 30 s left.
+        let open = State::Open {
+            remaining: Duration::from_secs(30),
+            forced: false,
+        };
+        assert_eq!(after.state(s(0)), open);
+    }
+
+    #[test]
     fn a_probe_out_when_saved_counts_as_vanished_after_a_restart() {
         let dir = TempDir::new("probe");
         let file = StateFile::new(dir.0.join("b.json"));
