@@ -392,3 +392,20 @@ mod attribute {
         assert_eq!(entry.state().phase(), Phase::Open);
     }
 }
+
+#[test]
+fn a_watched_window_is_saved_and_restored_with_its_samples_and_debugs_as_its_window() {
+    let b = breaker::<4>();
+    let clock = ManualClock::new(ms(0));
+    five_quick(&b, &clock);
+    let _ = b.call_classified(&clock, || Err::<(), _>(()), |_| Verdict::Strike);
+    assert_eq!(stats(&b, &clock), (6, 1, 0));
+    let snapshot = b.snapshot(clock.now());
+    assert_ne!(snapshot.window, breaker_core::WindowSnapshot::None);
+    let back = breaker::<4>();
+    back.restore(&snapshot, clock.now());
+    assert_eq!(stats(&back, &clock), (6, 1, 0));
+    let watched = format!("{:?}", b.observer().window());
+    assert!(watched.starts_with("InFlight { window: CallWindow { "), "{watched}");
+    assert!(watched.contains("calls: 6, failures: 1, slow: 0 }"), "{watched}");
+}

@@ -1075,3 +1075,37 @@ fn a_windowed_observer_passes_quotas_on_and_debugs_as_its_window_and_observer() 
         format!("Windowed {{ window: {window}, observer: Quotas(Cell {{ value: 7 }}) }}")
     );
 }
+
+#[test]
+fn a_restored_window_counts_a_sample_both_failed_and_slow_as_a_failure_only() {
+    let policy = Policy::failure_rate(100, WindowSize::Calls(10), Duration::from_secs(60))
+        .with_slow_calls(Duration::from_secs(2), 100);
+    let b = Breaker::windowed(policy, Windowed::calls(()));
+    let mut snapshot = b.snapshot(secs(0));
+    // Three samples: the newest failed and slow, the next failed, the oldest slow.
+    snapshot.window = breaker_core::WindowSnapshot::Calls {
+        len: 3,
+        failures: 0b011,
+        slow: 0b101,
+    };
+    let mut back = Breaker::windowed(policy, Windowed::calls(()));
+    back.restore(&snapshot, secs(0));
+    assert_eq!(
+        back.window_stats(secs(0)).map(|s| (s.calls, s.failures, s.slow)),
+        Some((3, 2, 1))
+    );
+}
+
+#[test]
+fn only_a_closed_breaker_s_window_is_saved() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(60)).with_min_calls(2);
+    let mut b = Breaker::windowed(policy, Windowed::calls(()));
+    let p = b.try_acquire(secs(0)).unwrap();
+    b.record(p, Outcome::STRIKE, secs(0));
+    assert_ne!(b.snapshot(secs(0)).window, breaker_core::WindowSnapshot::None);
+    let p = b.try_acquire(secs(0)).unwrap();
+    b.record(p, Outcome::STRIKE, secs(0));
+    assert_eq!(b.phase(secs(0)), Phase::Open);
+    // Open: the window that opened it is done with (a recovery starts a new one).
+    assert_eq!(b.snapshot(secs(0)).window, breaker_core::WindowSnapshot::None);
+}
