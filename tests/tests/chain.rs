@@ -816,7 +816,11 @@ fn the_oracle_of_a_forced_chain_with_every_backup_failed_gives_no_retry_time() {
 
 #[test]
 fn a_chain_debugs_as_its_primary_breaker_with_the_backups_book() {
-    let (chain, _) = tripped();
+    let (chain, clock) = tripped();
+    assert_eq!(
+        format!("{:?}", chain.route(&clock)),
+        format!("Turn {{ route: {MEDIUM:?} }}")
+    );
     let text = format!("{chain:?}");
     assert!(text.starts_with("FallbackChain { breaker: "), "{text}");
     for part in [

@@ -1109,3 +1109,16 @@ fn only_a_closed_breaker_s_window_is_saved() {
     // Open: the window that opened it is done with (a recovery starts a new one).
     assert_eq!(b.snapshot(secs(0)).window, breaker_core::WindowSnapshot::None);
 }
+
+#[test]
+fn a_ring_debugs_its_figures() {
+    let policy = Policy::failure_rate(50, WindowSize::Calls(100), Duration::from_secs(60)).with_min_calls(10);
+    let mut b = Breaker::windowed(policy, Windowed::ring(()));
+    for outcome in [Outcome::STRIKE, Outcome::Success, Outcome::Success] {
+        let p = b.try_acquire(secs(0)).unwrap();
+        b.record(p, outcome, secs(0));
+    }
+    let text = format!("{:?}", b.observer().window());
+    assert!(text.starts_with("CallRing { gen: "), "{text}");
+    assert!(text.ends_with(", calls: 3, failures: 1, slow: 0 }"), "{text}");
+}

@@ -862,6 +862,25 @@ mod tests {
     }
 
     #[test]
+    fn a_gauge_is_empty_until_a_sample_and_after_clear_and_debugs_its_figures() {
+        let mut g = QuotaGauge::<3>::new(QuotaPolicy::new());
+        assert!(g.is_empty());
+        g.observe(Sample::new(s(0), 4_800, 5_000));
+        assert!(!g.is_empty());
+        assert_eq!(
+            std::format!("{g:?}"),
+            std::format!(
+                "QuotaGauge {{ samples: 1, capacity: 3, last: {:?}, policy: {:?} }}",
+                g.last(),
+                QuotaPolicy::new()
+            )
+        );
+        g.clear();
+        assert!(g.is_empty());
+        assert_eq!(g.len(), 0);
+    }
+
+    #[test]
     fn a_forecast_and_the_last_quota_show_what_they_hold() {
         let mut g = QuotaGauge::<3>::new(QuotaPolicy::new());
         g.observe(Sample::new(s(0), 4_800, 5_000));
