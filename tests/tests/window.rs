@@ -1122,3 +1122,22 @@ fn a_ring_debugs_its_figures() {
     assert!(text.starts_with("CallRing { gen: "), "{text}");
     assert!(text.ends_with(", calls: 3, failures: 1, slow: 0 }"), "{text}");
 }
+
+#[test]
+fn a_ring_counts_right_after_its_positions_wrap() {
+    // The ring numbers positions modulo 2^19: 600,000 calls go round once, and the window
+    // still holds exactly the last 100 (one failure in seven).
+    let policy = Policy::failure_rate(50, WindowSize::Calls(100), Duration::from_secs(60)).with_min_calls(100);
+    let mut b = Breaker::windowed(policy, Windowed::ring(()));
+    let calls = 600_000u32;
+    for i in 0..calls {
+        let p = b.try_acquire(secs(0)).unwrap();
+        b.record(p, if i % 7 == 0 { Outcome::STRIKE } else { Outcome::Success }, secs(0));
+    }
+    let failures = (calls - 100..calls).filter(|i| i % 7 == 0).count() as u32;
+    assert_eq!(
+        b.window_stats(secs(0)).map(|s| (s.calls, s.failures)),
+        Some((100, failures))
+    );
+    assert_eq!(b.phase(secs(0)), Phase::Closed);
+}
