@@ -1141,3 +1141,42 @@ fn a_ring_counts_right_after_its_positions_wrap() {
     );
     assert_eq!(b.phase(secs(0)), Phase::Closed);
 }
+
+#[test]
+fn slow_failures_can_be_turned_off_again_and_the_slow_rate_keeps_the_flag() {
+    let slow = Policy::failure_rate(50, WindowSize::Calls(10), Duration::from_secs(60))
+        .with_slow_calls(Duration::from_secs(1), 40);
+    let on = slow.with_slow_failures(true);
+    let rule = on.window().unwrap();
+    assert!(rule.slow_failures());
+    assert!(
+        on.with_slow_failures(true).window().unwrap().slow_failures(),
+        "set twice"
+    );
+    let again = on.with_slow_calls(Duration::from_secs(2), 30).window().unwrap();
+    assert!(again.slow_failures(), "a slow-call rule set after keeps the flag");
+    let off = on.with_slow_failures(false).window().unwrap();
+    assert!(!off.slow_failures());
+    assert!(!slow.with_slow_failures(false).window().unwrap().slow_failures());
+    // The rule itself is untouched by the flag.
+    assert_eq!(off.slow_calls(), rule.slow_calls());
+    assert_eq!(
+        format!("{rule:?}"),
+        format!(
+            "Window {{ size: Calls(10), failure_rate: 50, min_calls: {}, slow_calls: {:?}, slow_failures: true }}",
+            rule.min_calls(),
+            rule.slow_calls()
+        )
+    );
+}
+
+#[test]
+fn a_time_window_debugs_as_its_buckets() {
+    let policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(60));
+    let mut b = Breaker::windowed(policy, Windowed::time(()));
+    let p = b.try_acquire(secs(0)).unwrap();
+    b.record(p, Outcome::STRIKE, secs(0));
+    let text = format!("{:?}", b.observer().window());
+    assert!(text.starts_with('[') && text.ends_with(']'), "{text}");
+    assert!(text.contains(", 1, 1, 0)"), "one bucket of one failed call: {text}");
+}
