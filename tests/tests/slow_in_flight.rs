@@ -409,3 +409,29 @@ fn a_watched_window_is_saved_and_restored_with_its_samples_and_debugs_as_its_win
     assert!(watched.starts_with("InFlight { window: CallWindow { "), "{watched}");
     assert!(watched.contains("calls: 6, failures: 1, slow: 0 }"), "{watched}");
 }
+
+#[test]
+fn a_watched_window_counts_again_after_a_recovery() {
+    // Opened by failures, recovered by a probe: the window starts afresh and counts, so
+    // the same failures open it again.
+    let b = breaker::<4>();
+    let clock = ManualClock::new(ms(0));
+    let fail = |b: &Watched<4>| {
+        let _ = b.call_classified(&clock, || Err::<(), _>(()), |_| Verdict::Strike);
+    };
+    for _ in 0..5 {
+        fail(&b);
+    }
+    assert_eq!(b.phase(clock.now()), Phase::Open);
+    clock.set(ms(30_000));
+    assert_eq!(b.call(&clock, || Ok::<_, std::convert::Infallible>(())), Ok(()));
+    assert_eq!(b.phase(clock.now()), Phase::Closed);
+    assert_eq!(stats(&b, &clock), (0, 0, 0));
+    for k in 1..5 {
+        fail(&b);
+        assert_eq!(stats(&b, &clock), (k, k, 0));
+    }
+    fail(&b);
+    assert_eq!(b.phase(clock.now()), Phase::Open);
+    assert_eq!(b.counters().trips, 2);
+}
