@@ -1180,3 +1180,24 @@ fn a_time_window_debugs_as_its_buckets() {
     assert!(text.starts_with('[') && text.ends_with(']'), "{text}");
     assert!(text.contains(", 1, 1, 0)"), "one bucket of one failed call: {text}");
 }
+
+#[test]
+fn a_time_bucket_full_at_1023_calls_halves_its_counts_and_goes_on() {
+    // Six buckets of 10 s; every call in the first one. 1,023 calls (101 failed, 61 slow),
+    // then one more: the bucket keeps half of each count (calls rounded up) and adds it.
+    let policy = Policy::failure_rate(100, WindowSize::Time(Duration::from_secs(60)), Duration::from_secs(60))
+        .with_min_calls(2_000)
+        .with_slow_calls(Duration::from_secs(1), 100);
+    let mut b = Breaker::windowed(policy, Windowed::time(()));
+    for i in 0..1_023u32 {
+        let p = b.try_acquire(secs(3)).unwrap();
+        let outcome = if i < 101 { Outcome::STRIKE } else { Outcome::Success };
+        let started = if (101..162).contains(&i) { secs(1) } else { secs(3) };
+        b.record_timed(p, outcome, started, secs(3));
+    }
+    let stats = |b: &Breaker<Windowed<TimeWindow>>| b.window_stats(secs(3)).map(|s| (s.calls, s.failures, s.slow));
+    assert_eq!(stats(&b), Some((1_023, 101, 61)));
+    let p = b.try_acquire(secs(3)).unwrap();
+    b.record_timed(p, Outcome::Success, secs(3), secs(3));
+    assert_eq!(stats(&b), Some((512 + 1, 50, 30)));
+}
