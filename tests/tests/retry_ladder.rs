@@ -204,27 +204,22 @@ fn a_strike_that_trips_the_breaker_ends_the_ladder_without_sleeping() {
 }
 
 #[test]
-fn a_cooldown_shorter_than_the_next_delay_makes_the_next_attempt_the_probe() {
-    let b = breaker(2, 150);
-    let clock = ManualClock::new(Instant::ZERO);
-    // Strike, strike (trips; cooldown 150 ms <= the 200 ms delay), then the probe succeeds.
-    let (r, sleeps) = climb(&RETRY3, &b, &clock, 0, &[Answer::Nack, Answer::Nack]);
-    assert_eq!((r.result, r.attempts, r.stop), (Ok(7), 3, Stop::Succeeded));
-    assert_eq!(sleeps, [ms(100), ms(200)]);
-    assert_eq!(b.counters().probes, 1);
-    assert_eq!(b.phase(clock.now()), Phase::Closed);
-}
-
-#[test]
-fn a_cooldown_equal_to_the_next_delay_makes_the_next_attempt_the_probe_too() {
-    // Trips on the second strike with a 200 ms cooldown: the 200 ms sleep ends as the
-    // cooldown does, and the retry is the probe.
-    let b = breaker(2, 200);
-    let clock = ManualClock::new(Instant::ZERO);
-    let (r, sleeps) = climb(&RETRY3, &b, &clock, 0, &[Answer::Nack, Answer::Nack]);
-    assert_eq!((r.result, r.attempts, r.stop), (Ok(7), 3, Stop::Succeeded));
-    assert_eq!(sleeps, [ms(100), ms(200)]);
-    assert_eq!(b.counters().probes, 1);
+fn a_cooldown_no_longer_than_the_next_delay_makes_the_next_attempt_the_probe() {
+    // Strike, strike (trips; a cooldown of 150 ms, or exactly the 200 ms delay, is over
+    // when the sleep is), then the probe succeeds.
+    for cooldown in [150, 200] {
+        let b = breaker(2, cooldown);
+        let clock = ManualClock::new(Instant::ZERO);
+        let (r, sleeps) = climb(&RETRY3, &b, &clock, 0, &[Answer::Nack, Answer::Nack]);
+        assert_eq!(
+            (r.result, r.attempts, r.stop),
+            (Ok(7), 3, Stop::Succeeded),
+            "{cooldown} ms"
+        );
+        assert_eq!(sleeps, [ms(100), ms(200)]);
+        assert_eq!(b.counters().probes, 1);
+        assert_eq!(b.phase(clock.now()), Phase::Closed);
+    }
 }
 
 #[test]
