@@ -64,7 +64,7 @@ skip_slow=(--skip=ui --skip=combinations_that_would_count_twice_or_cannot_steer_
     --skip=replicas_behind_random_faults_keep_every_promise_for_a_bounded_soak)
 
 # Files of unit tests only (a module's `tests.rs`): their helpers are not the library's code.
-test_files=('**/tests.rs')
+test_files='**/tests.rs'
 
 # The features a run over `$1` builds `breaker-core` with, into the array `features`:
 # `svg` for integrations/, so that the timeline's own tests run.
@@ -118,7 +118,7 @@ module() {
     mkdir -p "target/mutants/$name"
     cargo mutants "${common[@]}" --output "target/mutants/$name" --minimum-test-timeout 120 \
         --package breaker-core "${features[@]}" \
-        -f "breaker-core/src/$name/**" -e "${test_files[@]}" \
+        -f "breaker-core/src/$name/**" -e "$test_files" \
         --test-package breaker-core --test-package tests \
         "$@" -- -- "${skip_slow[@]}" --exact
 }
@@ -227,7 +227,7 @@ staged_rest() {
     local status=0
     cargo mutants --profile mutants --in-place --output "$out" --iterate \
         --minimum-test-timeout 120 --package breaker-core "${features[@]}" \
-        -f "breaker-core/src/$area/**" -e "${test_files[@]}" \
+        -f "breaker-core/src/$area/**" -e "$test_files" \
         --test-package breaker-core --test-package tests \
         --cargo-test-arg=--lib --cargo-test-arg=--tests \
         "$@" -- -- "${skip_slow[@]}" --exact || status=$?
