@@ -583,7 +583,19 @@ fn name_value(value: &Expr, errors: &mut Errors) -> Option<LitStr> {
 
 pub(crate) fn path_value(value: &Expr, errors: &mut Errors, message: &str) -> Option<Path> {
     match value {
-        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => Some(p.path.clone()),
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => {
+            // syn takes `try::x` for a path (for the old `try!` macro), but `try` is a
+            // reserved word since the 2018 edition: rustc would refuse the expansion with
+            // an error about a keyword the user never saw as one.
+            if let Some(segment) = p.path.segments.iter().find(|s| s.ident == "try") {
+                errors.push(syn::Error::new_spanned(
+                    &segment.ident,
+                    "`try` is a reserved word and cannot name a path's segment; write `r#try` for an item named `try`",
+                ));
+                return None;
+            }
+            Some(p.path.clone())
+        }
         other => {
             errors.push(syn::Error::new_spanned(other, message));
             None
@@ -794,6 +806,14 @@ mod tests {
             assert_eq!(errors.len(), 1, "{src}: {errors:?}");
             assert!(args.classify.is_none() && args.clock.is_none() && args.krate.is_none());
         }
+        for src in ["crate = try::k", "classify = http::try::verdict", "clock = ::try"] {
+            let (args, errors) = parsed(src);
+            assert_eq!(errors.len(), 1, "{src}: {errors:?}");
+            assert!(errors[0].contains("write `r#try`"), "{src}: {errors:?}");
+            assert!(args.classify.is_none() && args.clock.is_none() && args.krate.is_none());
+        }
+        let (args, errors) = parsed("crate = r#try::k");
+        assert!(errors.is_empty() && args.krate.is_some(), "{errors:?}");
         let (args, errors) = parsed("classify = crate::http::verdict, clock = super::CLOCK, crate = ::k::b");
         assert!(errors.is_empty(), "{errors:?}");
         assert!(args.classify.is_some() && args.clock.is_some() && args.krate.is_some());

@@ -585,8 +585,8 @@ fn path(value: Option<&[TokenTree]>, key: &str) -> Result<Option<String>, String
     }
     let path: TokenStream = path.iter().cloned().collect();
     match syn::parse2::<syn::ExprPath>(path) {
-        // `try` is reserved for `try` blocks: an expression that starts with it is one, never
-        // a path (the other reserved words parse as paths and fail later, in rustc).
+        // `try` is a reserved word: a path with a `try` segment is refused, as the
+        // restrictions say (syn alone would take `try::x` for one, for the old `try!`).
         Ok(p) if p.path.segments.iter().any(|s| s.ident == "try") => Err(not_a_path()),
         Ok(p) if p.attrs.is_empty() && p.qself.is_none() => Ok(Some(p.path.to_token_stream().to_string())),
         _ => Err(not_a_path()),
