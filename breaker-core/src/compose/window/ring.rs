@@ -512,6 +512,47 @@ mod tests {
     }
 
     #[test]
+    fn a_save_marks_each_sample_s_failure_and_slowness_in_its_own_bit() {
+        let r = CallRing::new();
+        let rule = rule(8);
+        for s in [Sample::Ok, Sample::Fail, Sample::Slow, Sample::SlowFail] {
+            r.push(&rule, 0, s, Instant::ZERO);
+        }
+        // Newest first: the slow failure (kept as a failure), slow, failed, fine.
+        assert_eq!(
+            r.save(&rule, 0, Instant::ZERO),
+            WindowSnapshot::Calls {
+                len: 4,
+                failures: 0b0101,
+                slow: 0b0010,
+            }
+        );
+    }
+
+    #[test]
+    fn a_load_takes_slow_calls_only_for_a_rule_that_times_calls() {
+        let saved = WindowSnapshot::Calls {
+            len: 3,
+            failures: 0b001,
+            slow: 0b010,
+        };
+        let r = CallRing::new();
+        r.load(&rule(8), 0, &saved, Instant::ZERO);
+        let t = r
+            .tally(&rule(8), 0, Instant::ZERO)
+            .map(|t| (t.calls, t.failures, t.slow));
+        assert_eq!(t, Some((3, 1, 1)));
+        let untimed = Policy::failure_rate(50, WindowSize::Calls(8), Duration::from_secs(1))
+            .window()
+            .unwrap();
+        r.load(&untimed, 0, &saved, Instant::ZERO);
+        let t = r
+            .tally(&untimed, 0, Instant::ZERO)
+            .map(|t| (t.calls, t.failures, t.slow));
+        assert_eq!(t, Some((3, 1, 0)));
+    }
+
+    #[test]
     fn a_caller_far_behind_writes_nothing() {
         let r = CallRing::new();
         // Position 5's group is 0; the word now holds group 64 (positions 1024..).

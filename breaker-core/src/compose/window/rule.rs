@@ -380,3 +380,19 @@ impl Policy {
         Ok(self.windowed(window.with_slow_failures(on)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{Duration, Policy, WindowSize};
+
+    #[test]
+    fn only_a_time_window_has_a_bucket_width() {
+        let rule = |size| Policy::failure_rate(50, size, Duration::from_secs(1)).window().unwrap();
+        let time = rule(WindowSize::Time(Duration::from_secs(10)));
+        assert_eq!(
+            (time.bucket_ms(10), time.bucket_ms(60), time.bucket_ms(0)),
+            (1_000, 166, 0)
+        );
+        assert_eq!(rule(WindowSize::Calls(100)).bucket_ms(10), 0);
+    }
+}

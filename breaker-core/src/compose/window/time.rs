@@ -445,6 +445,71 @@ mod tests {
     }
 
     #[test]
+    fn the_current_bucket_holds_across_the_numbering_s_wrap() {
+        // Slots never used hold number 0 with no calls: a reading just before the wrap
+        // (where 0 would be one bucket ahead) is not moved on by them.
+        let words = [empty(1); SLOTS];
+        assert_eq!(current(&words, NUMBERS - 1), NUMBERS - 1);
+        // A clock stepped back across the wrap, two buckets behind the newest: the window
+        // stays at that bucket, numbered after the wrap.
+        let mut words = [empty(1); SLOTS];
+        words[slot(2)] = bucket(1, 2, 1, 0, 0);
+        assert_eq!(current(&words, NUMBERS - 2), 2);
+        assert_eq!(current(&words, NUMBERS - 1), 2);
+    }
+
+    fn rule_of_ten_seconds() -> Window {
+        use crate::{Duration, Policy, WindowSize};
+        Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(1))
+            .with_slow_calls(Duration::from_secs(1), 50)
+            .window()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_push_answers_without_the_bucket_a_window_behind_in_its_slot() {
+        let rule = rule_of_ten_seconds();
+        let w = TimeWindow::<10>::new();
+        w.push(&rule, 0, Sample::Fail, Instant::ZERO);
+        // Bucket 10 takes bucket 0's slot: the failure has left the window.
+        let Pushed::Changed(t) = w.push(&rule, 0, Sample::Ok, Instant::from_millis(10_000)) else {
+            panic!("a push into a fresh bucket changes the window");
+        };
+        assert_eq!((t.calls, t.failures, t.slow), (1, 0, 0));
+    }
+
+    #[test]
+    fn slow_failures_are_saved_and_loaded_as_failures_only() {
+        // A slow failure counts in a bucket's failures and its slow calls; a snapshot's
+        // bucket has failures + slow <= calls, so it keeps the failure.
+        let rule = rule_of_ten_seconds();
+        let w = TimeWindow::<10>::new();
+        let at = Instant::from_millis(3_000);
+        w.push(&rule, 0, Sample::SlowFail, at);
+        w.push(&rule, 0, Sample::SlowFail, at);
+        w.push(&rule, 0, Sample::Slow, at);
+        assert_eq!(w.words()[3], bucket(0, 3, 3, 2, 3));
+        let saved = w.save(&rule, 0, at);
+        let mut buckets = [Bucket::default(); WINDOW_BUCKETS as usize];
+        buckets[0] = Bucket {
+            calls: 3,
+            failures: 2,
+            slow: 1,
+        };
+        assert_eq!(saved, WindowSnapshot::Time { buckets });
+        // A snapshot's bucket with more than that (not one `save` writes) is cut the same
+        // way on loading.
+        buckets[0] = Bucket {
+            calls: 2,
+            failures: 2,
+            slow: 2,
+        };
+        let back = TimeWindow::<10>::new();
+        back.load(&rule, 0, &WindowSnapshot::Time { buckets }, at);
+        assert_eq!(back.words()[3], bucket(0, 3, 2, 2, 0));
+    }
+
+    #[test]
     fn a_full_bucket_halves_and_goes_on_counting() {
         use crate::{Duration, Policy, WindowSize};
         let policy = Policy::failure_rate(50, WindowSize::Time(Duration::from_secs(10)), Duration::from_secs(1));
