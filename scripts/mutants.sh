@@ -18,9 +18,10 @@
 #                                      # `all`): BREAKER_REDIS_URL and BREAKER_REDIS_SERVER set
 #   bash scripts/mutants.sh compose --shard 0/12 --sharding round-robin  # a deterministic
 #       twelfth of compose/'s mutants, every 12th of its list (shards 0/12 to 11/12 make all)
-#   bash scripts/mutants.sh staged integrations  # all of integrations/ (or compose/) in two
-#       stages: each file's mutants against the test targets that exercise it, then those
-#       still alive against every test, as `integrations` would (hours quicker; see below);
+#   bash scripts/mutants.sh staged integrations  # all of integrations/ (or compose/, or
+#       breaker/: the single breaker's whole directory) in two stages: each file's mutants
+#       against the test targets that exercise it, then those still alive against every
+#       test, as `integrations` would (hours quicker; see below);
 #       MUTANTS_STAGE=2 runs the second stage again, over the survivors only
 #   bash scripts/mutants.sh core -F 'machine.rs'   # extra arguments go to cargo-mutants
 #   bash scripts/mutants.sh diff main             # only the code changed since a git revision,
@@ -155,6 +156,15 @@ quota.rs quota_guard.rs : quota quota_properties composition state_file_crash de
 window.rs window/*     : window window_differential slow_in_flight half_open_rate doc_figures macro_window defaults
 GROUPS
             ;;
+        breaker)
+            cat <<'GROUPS'
+machine.rs layout.rs single.rs : transitions external_trip half_open_rate differential properties counting shadow defaults
+shared.rs shared/* word.rs padded.rs counts.rs live.rs refusal.rs : shared external_trip half_open_rate differential properties load counting shadow slow_in_flight errors defaults
+snapshot.rs            : snapshot serde window reload state_file_crash
+policy.rs time.rs      : policy time transitions errors serde defaults
+circuit.rs outcome.rs call_async.rs : errors foreign_errors composition counting chain macro_async
+GROUPS
+            ;;
         integrations)
             cat <<'GROUPS'
 tower.rs               : tower tower_keyed composition
@@ -170,14 +180,14 @@ hal.rs hal/*           : hal_async hal_i2c hal_not_ready hal_recover hal_shared_
 GROUPS
             ;;
         *)
-            echo "mutants.sh: staged runs cover compose or integrations, not '$1'" >&2
+            echo "mutants.sh: staged runs cover breaker, compose or integrations, not '$1'" >&2
             exit 2
             ;;
     esac
 }
 
 staged() {
-    local area="${1:?usage: $0 staged compose|integrations}"
+    local area="${1:?usage: $0 staged breaker|compose|integrations}"
     shift
     local out="target/mutants/$area-staged" features group=0
     features_for "$area"
