@@ -424,6 +424,16 @@ mod tests {
     }
 
     #[test]
+    fn only_a_generation_no_breaker_has_is_untracked() {
+        let ticket = |gen, probe| Ticket { gen, probe };
+        // The last generation a breaker reaches before wrapping is a tracked one.
+        assert!(!ticket(GEN_MASK, false).untracked());
+        assert!(!ticket(0, true).untracked());
+        assert!(ticket(GEN_MASK + 1, false).untracked());
+        assert!(Ticket::UNTRACKED.untracked());
+    }
+
+    #[test]
     fn only_closed_without_strikes_is_hot() {
         let quiet = Core::from_fields(Phase::Closed, false, false, 0, 0, 3, 7, Instant::from_millis(12345));
         assert_eq!(quiet.pack() & Core::HOT_MASK, 0);
