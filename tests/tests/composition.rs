@@ -591,3 +591,39 @@ mod redis_shared_breaker {
         );
     }
 }
+
+/// The trait's oracles, as the composites' generic code reads them, answer alike for a
+/// kind, through a `&mut` to it, and for a kind on the trait's defaults (the keyed map's
+/// entry): whether a call would be allowed (closed, then tripped through the handle),
+/// whether it is shadowed, and whether its counters count every call.
+#[test]
+fn the_trait_s_oracles_answer_alike_through_every_handle() {
+    fn oracles<B: CircuitBreaker>(b: &B, clock: &ManualClock) -> (bool, bool, bool) {
+        (b.would_allow(clock), b.is_shadow(), b.counts_calls())
+    }
+    let clock = ManualClock::new(Instant::ZERO);
+    let hold = Duration::from_secs(60);
+
+    // The single-owner breaker counts every call, whatever its policy.
+    let mut single = Breaker::new(Policy::new(2, Duration::from_secs(10)));
+    assert_eq!(oracles(&single, &clock), (true, false, true));
+    assert_eq!(oracles(&&mut single, &clock), (true, false, true));
+    CircuitBreaker::trip(&mut &mut single, breaker_core::Reason::Strikes, hold, &clock);
+    assert_eq!(oracles(&single, &clock), (false, false, true));
+    assert_eq!(oracles(&&mut single, &clock), (false, false, true));
+    single.set_shadow(true);
+    assert!(single.is_shadow() && (&mut single).is_shadow());
+
+    // The keyed map's entry keeps the trait's defaults.
+    for (policy, counting) in [
+        (Policy::new(2, Duration::from_secs(10)), false),
+        (Policy::new(2, Duration::from_secs(10)).counting_calls(), true),
+    ] {
+        let map = breaker_core::keyed::KeyedBreakerMap::new(std::num::NonZeroUsize::new(4).unwrap(), policy).unwrap();
+        let mut entry = map.entry("upstream");
+        assert_eq!(oracles(&entry, &clock), (true, false, counting));
+        assert_eq!(oracles(&&mut entry, &clock), (true, false, counting));
+        entry.trip(breaker_core::Reason::Strikes, hold, &clock);
+        assert_eq!(oracles(&entry, &clock), (false, false, counting));
+    }
+}
