@@ -402,3 +402,26 @@ fn every_storage_of_counters_runs_the_same_machine() {
     assert!(CircuitBreaker::counts_calls(&&packed));
     assert!(!CircuitBreaker::counts_calls(&&lean));
 }
+
+/// A restored snapshot's counters replace the breaker's, the refusals its fast path
+/// counted beside the counters (the default storage's and a `Spread` one's) included.
+#[test]
+fn a_restored_snapshot_replaces_the_refusals_counted_on_the_fast_path() {
+    use breaker_core::counts::CountStore;
+    use breaker_core::{ManualClock, Policy};
+    static POLICY: Policy = Policy::new(1, Duration::from_secs(10));
+    fn refuse_then_restore<S: CountStore>(b: SharedBreaker<(), &'static Policy, S>) {
+        let clock = ManualClock::new(Instant::ZERO);
+        let fresh = SharedBreaker::new(&POLICY).snapshot(clock.now());
+        let down = || Err::<(), _>(std::io::Error::other("down"));
+        assert!(matches!(b.call(&clock, down), Err(CallError::Inner(_))));
+        for _ in 0..3 {
+            assert!(matches!(b.call(&clock, down), Err(CallError::Refused(_))));
+        }
+        assert_eq!((b.counters().trips, b.counters().skips), (1, 3));
+        b.restore(&fresh, clock.now());
+        assert_eq!(b.counters(), fresh.counters);
+    }
+    refuse_then_restore(SharedBreaker::new(&POLICY));
+    refuse_then_restore(SharedBreaker::spread(&POLICY));
+}
