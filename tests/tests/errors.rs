@@ -65,3 +65,31 @@ fn a_real_refusal_is_the_same_value() {
         Err(CallError::Refused(REFUSED))
     );
 }
+
+/// `Refusal` on a refusal, on a call's error (refused or the call's own), and through a
+/// reference to either: the refusal and its wait, or none.
+#[test]
+fn a_refusal_is_found_in_every_error_that_can_hold_one() {
+    use breaker_core::Refusal;
+    let refused = Refused {
+        reason: RefusalReason::Open,
+        retry_in: Some(Duration::from_secs(30)),
+    };
+    let wait = Some(Duration::from_secs(30));
+    let as_refused: CallError<Timeout> = CallError::Refused(refused);
+    let as_inner: CallError<Timeout> = CallError::Inner(Timeout);
+    assert_eq!(
+        (refused.refusal(), refused.is_refused(), refused.retry_in()),
+        (Some(refused), true, wait)
+    );
+    assert_eq!(
+        (as_refused.refusal(), as_refused.is_refused(), as_refused.retry_in()),
+        (Some(refused), true, wait)
+    );
+    assert_eq!(
+        (as_inner.refusal(), as_inner.is_refused(), as_inner.retry_in()),
+        (None, false, None)
+    );
+    assert_eq!(((&as_refused).refusal(), (&&refused).retry_in()), (Some(refused), wait));
+    assert_eq!((&as_inner).refusal(), None);
+}

@@ -113,3 +113,11 @@ fn breakers_sharing_one_live_policy_all_follow_a_reload() {
     assert_eq!(b.policy().trip(), 7);
     assert_eq!(LIVE.get().trip(), 7);
 }
+
+/// A live policy prints as the policy it holds.
+#[test]
+fn a_live_policy_debug_prints_the_policy_it_holds() {
+    let policy = Policy::new(3, Duration::from_secs(30));
+    let live = LivePolicy::new(policy);
+    assert_eq!(format!("{live:?}"), format!("LivePolicy({policy:?})"));
+}

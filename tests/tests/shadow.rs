@@ -404,3 +404,23 @@ fn the_attribute_starts_its_breaker_in_shadow_mode() {
     registry::set_shadow("shadow/attribute", false).unwrap();
     assert_eq!(send(true), Err(Nack::Refused));
 }
+
+/// A breaker built shadowed counts every call only where its policy asks and its storage
+/// keeps those counts, as one built live does.
+#[test]
+fn a_breaker_built_shadowed_counts_calls_only_where_its_policy_asks() {
+    use breaker_core::counts::Lean;
+    static PLAIN: Policy = Policy::new(3, Duration::from_secs(30));
+    static COUNTING: Policy = Policy::new(3, Duration::from_secs(30)).counting_calls();
+    static SHADOWED_PLAIN: SharedBreaker = SharedBreaker::new(&PLAIN).shadowed();
+    static SHADOWED_COUNTING: SharedBreaker = SharedBreaker::new(&COUNTING).shadowed();
+    static SHADOWED_LEAN: SharedBreaker<(), &Policy, Lean> = SharedBreaker::lean(&COUNTING).shadowed();
+    fn calls<S: breaker_core::counts::CountStore>(b: &SharedBreaker<(), &'static Policy, S>) -> (bool, u32) {
+        b.call(&ManualClock::new(Instant::ZERO), || Ok::<_, std::io::Error>(()))
+            .unwrap();
+        (CircuitBreaker::counts_calls(&b), b.counters().calls)
+    }
+    assert_eq!(calls(&SHADOWED_PLAIN), (false, 0));
+    assert_eq!(calls(&SHADOWED_COUNTING), (true, 1));
+    assert_eq!(calls(&SHADOWED_LEAN), (false, 0));
+}
