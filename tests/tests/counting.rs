@@ -230,3 +230,54 @@ fn many_threads_on_one_counting_breaker_count_each_call_and_outcome_once() {
     );
     assert_eq!(BREAKER.phase(clock.now()), Phase::Closed);
 }
+
+/// The single-owner breaker counts every call and outcome, those of its inline closed path
+/// included, and every change of phase by its kind; windowed, it shows its window.
+#[test]
+fn the_single_owner_breaker_counts_each_call_and_each_change_by_kind() {
+    let clock = ManualClock::new(Instant::ZERO);
+    let ok = || Ok::<u32, std::io::Error>(1);
+    let down = || Err::<u32, _>(std::io::Error::other("down"));
+    let mut b = Breaker::new(Policy::new(2, Duration::from_secs(10)));
+    for _ in 0..3 {
+        b.call(&clock, ok).unwrap();
+    }
+    let c = b.counters();
+    assert_eq!((c.calls, c.successes, c.failures), (3, 3, 0));
+    // Closed to open, open to half-open, half-open to open, to half-open again, to closed;
+    // then forced open (closed to open again) and reset (open to closed).
+    let _ = b.call(&clock, down);
+    let _ = b.call(&clock, down);
+    clock.advance(Duration::from_secs(10));
+    let _ = b.call(&clock, down);
+    clock.advance(Duration::from_secs(10));
+    b.call(&clock, ok).unwrap();
+    b.force_open(clock.now());
+    b.reset(clock.now());
+    let t = b.counters().transitions;
+    let changes = [
+        (Phase::Closed, Phase::Open, 2),
+        (Phase::Open, Phase::HalfOpen, 2),
+        (Phase::HalfOpen, Phase::Open, 1),
+        (Phase::HalfOpen, Phase::Closed, 1),
+        (Phase::Open, Phase::Closed, 1),
+        (Phase::Closed, Phase::HalfOpen, 0),
+    ];
+    for (from, to, n) in changes {
+        assert_eq!(t.get(from, to), n, "{from:?} to {to:?}");
+    }
+    let c = b.counters();
+    assert_eq!((c.calls, c.successes, c.failures), (7, 4, 3));
+
+    let rule = Policy::failure_rate(50, WindowSize::Calls(4), Duration::from_secs(10));
+    let mut windowed = Breaker::windowed(rule, Windowed::calls(()));
+    assert!(Breaker::new(Policy::new(2, Duration::from_secs(10)))
+        .window_stats(clock.now())
+        .is_none());
+    windowed.call(&clock, ok).unwrap();
+    let _ = windowed.call(&clock, down);
+    let stats = windowed
+        .window_stats(clock.now())
+        .expect("a windowed breaker has a window");
+    assert_eq!((stats.calls, stats.failures, stats.slow), (2, 1, 0));
+}
