@@ -90,6 +90,11 @@ fn a_refusal_is_found_in_every_error_that_can_hold_one() {
         (as_inner.refusal(), as_inner.is_refused(), as_inner.retry_in()),
         (None, false, None)
     );
-    assert_eq!(((&as_refused).refusal(), (&&refused).retry_in()), (Some(refused), wait));
-    assert_eq!((&as_inner).refusal(), None);
+    // Through a reference: the impl for `&T`.
+    fn by_ref<R: Refusal>(r: &R) -> (Option<Refused>, Option<Duration>) {
+        (<&R as Refusal>::refusal(&r), <&R as Refusal>::retry_in(&r))
+    }
+    assert_eq!(by_ref(&as_refused), (Some(refused), wait));
+    assert_eq!(by_ref(&refused), (Some(refused), wait));
+    assert_eq!(by_ref(&as_inner), (None, None));
 }
