@@ -11,6 +11,13 @@ cd "$(dirname "$0")/.."
 
 step() { printf '\n==> %s\n' "$*"; }
 
+# Disk: one run builds the workspace under a dozen feature sets, so what each build leaves
+# in the target directory counts. Incremental caches serve only a rebuild after an edit
+# (in one run they were the largest part of the directory), and line tables keep a failing
+# test's backtrace readable at a fraction of full debug info's size.
+export CARGO_INCREMENTAL=0
+export CARGO_PROFILE_DEV_DEBUG=line-tables-only CARGO_PROFILE_TEST_DEBUG=line-tables-only
+
 # ---- what a fresh machine lacks ---------------------------------------------------------
 THUMB_TARGETS=(thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabihf)
 step "toolchain: thumb targets, rustfmt, clippy, llvm-tools (for the firmware size report)"
@@ -201,3 +208,5 @@ step "firmware on QEMU (Cortex-M3 and Cortex-M0)"
 bash firmware/test.sh
 
 step "all tests passed"
+# What the run left on disk, for a machine whose disk is small.
+du -sh target fuzz/target firmware/*/target 2>/dev/null || true
