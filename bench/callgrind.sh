@@ -64,6 +64,8 @@ if ((${#CASES[@]} == 0)) && [[ $BENCH == peers ]]; then
         ref-b0
         ours-rejected
         ours-rejected-spread
+        ours-closed-lean
+        ours-rejected-lean
         keyed-lookup
         keyed-closed
         keyed-rejected
@@ -212,6 +214,8 @@ check "rejected vs reference B2 (reference B + a skip counted beside the word: t
 check "count window refusal vs recloser's (rate over 20 calls)" ours-window-rejected recloser-rate-rejected 0
 check "closed call through a keyed table of 1,024 slots (512 keys, each in turn) vs a lone breaker" keyed-closed ours-closed 25
 check "refusal through a keyed table of 1,024 slots (512 keys, each in turn) vs a lone breaker" keyed-rejected ours-rejected 25
+check "closed call through the keyed table vs a lone breaker of its storage (Lean)" keyed-closed ours-closed-lean 25
+check "refusal through the keyed table vs a lone breaker of its storage (Lean)" keyed-rejected ours-rejected-lean 25
 if [[ -n ${PER_CALL[keyed-lookup]:-} && -n ${PER_CALL[keyed-closed]:-} ]]; then
     awk -v x="${PER_CALL[keyed-closed]}" -v y="${PER_CALL[keyed-lookup]}" 'BEGIN {
         printf "- reference K (the table'"'"'s lookup alone + the closure) vs the closed call through it: %+.2f instructions, the breaker'"'"'s part; the lookup itself is the rest of the gap to a lone breaker\n", x - y

@@ -450,6 +450,23 @@ fn run_ours_rejected_spread(n: u64) -> StdDuration {
     })
 }
 
+/// A lone lean breaker (the storage of the keyed tables' entries below), closed and
+/// refusing: what the table adds, with the breaker's own storage the same on both sides.
+fn run_ours_closed_lean(n: u64) -> StdDuration {
+    let b = SharedBreaker::lean(&POLICY);
+    let b = black_box(&b);
+    timed(n, Expect::AllOk, "ours closed, lean", || loop_ours(b, &StdClock, n))
+}
+
+fn run_ours_rejected_lean(n: u64) -> StdDuration {
+    let b = SharedBreaker::lean(&POLICY);
+    trip_ours(&b);
+    let b = black_box(&b);
+    timed(n, Expect::AllRefused, "ours rejected, lean", || {
+        loop_ours(b, &StdClock, n)
+    })
+}
+
 /// Two keyed tables of 1,024 lean breakers (52 B per key), each holding the 512 keys of
 /// [`KEYS`]: a call through the entry of each key in turn, beside a lone breaker's. The
 /// keys' breakers of [`OPEN_TABLE`] are tripped.
@@ -876,6 +893,18 @@ const CASES: &[Case] = &[
         label: "breaker-core SharedBreaker<(), &Policy, Spread>::call",
         group: Group::Rejected,
         run: run_ours_rejected_spread,
+    },
+    Case {
+        key: "ours-closed-lean",
+        label: "breaker-core SharedBreaker<(), &Policy, Lean>::call",
+        group: Group::Closed,
+        run: run_ours_closed_lean,
+    },
+    Case {
+        key: "ours-rejected-lean",
+        label: "breaker-core SharedBreaker<(), &Policy, Lean>::call",
+        group: Group::Rejected,
+        run: run_ours_rejected_lean,
     },
     Case {
         key: "keyed-lookup",
