@@ -251,17 +251,22 @@ impl<O: Observer, S: CountStore> SharedBreaker<O, &'static Policy, S> {
     /// ```
     #[cfg(not(loom))]
     pub const fn shadowed(mut self) -> Self {
-        let counting = <S as crate::counts::sealed::Store>::CALLS && self.inner.policy.counts_calls();
-        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack_marked(counting));
+        self.inner.word = AtomicU64::new(Self::shadowed_word(self.inner.policy));
         self
     }
 
     /// [`SharedBreaker::shadowed`] (not `const` under loom).
     #[cfg(loom)]
     pub fn shadowed(mut self) -> Self {
-        let counting = <S as crate::counts::sealed::Store>::CALLS && self.inner.policy.counts_calls();
-        self.inner.word = AtomicU64::new(Core::INITIAL_SHADOWED.pack_marked(counting));
+        self.inner.word = AtomicU64::new(Self::shadowed_word(self.inner.policy));
         self
+    }
+
+    /// The state word of a fresh breaker in shadow mode: marked as counting calls where
+    /// both its storage and `policy` count them.
+    const fn shadowed_word(policy: &Policy) -> u64 {
+        let counting = <S as crate::counts::sealed::Store>::CALLS && policy.counts_calls();
+        Core::INITIAL_SHADOWED.pack_marked(counting)
     }
 }
 

@@ -234,6 +234,12 @@ pub struct RetryBudgetSnapshot {
     pub refused: u32,
 }
 
+/// How far back a bucket's counts stay in the sum: the `N` buckets of the window and the
+/// one being filled, each `width` ms wide.
+const fn span(width: u32) -> u32 {
+    (N + 1) * width
+}
+
 /// The width of a bucket for `window`, or why not.
 const fn check(percent: u32, window: Duration) -> Result<u32, RetryBudgetError> {
     if percent > RetryBudget::MAX_PERCENT {
@@ -277,7 +283,7 @@ impl RetryBudget {
                 percent,
                 min_per_sec,
                 width,
-                span: (N + 1) * width,
+                span: span(width),
                 head: AtomicU64::new(word(0, 0, 0)),
                 slots: [const { AtomicU64::new(0) }; N as usize],
                 allowed: AtomicU32::new(0),
@@ -304,7 +310,7 @@ impl RetryBudget {
             percent,
             min_per_sec,
             width,
-            span: (N + 1) * width,
+            span: span(width),
             head: AtomicU64::new(word(0, 0, 0)),
             slots: core::array::from_fn(|_| AtomicU64::new(0)),
             allowed: AtomicU32::new(0),
