@@ -17,7 +17,11 @@ fn transition(i: u32) -> Transition {
     Transition {
         from: Phase::Closed,
         to: Phase::Open,
-        why: if i.is_multiple_of(2) { Reason::Strikes } else { Reason::Predicted },
+        why: if i.is_multiple_of(2) {
+            Reason::Strikes
+        } else {
+            Reason::Predicted
+        },
         at: Instant::from_millis(1_000 * i),
         cooldown: Duration::from_millis(7 * i),
     }
