@@ -787,6 +787,14 @@ impl<'t, K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountSt
                 self.table.breakers[self.slot as usize].report(ticket, Outcome::NEUTRAL, clock);
             }
         }
+        self.enter_again(clock)
+    }
+
+    /// [`CircuitBreaker::enter`] for an entry whose key was evicted: the key looked up
+    /// again, and its gate asked.
+    #[cold]
+    #[inline(never)]
+    fn enter_again<C: Clock>(&mut self, clock: &C) -> Result<KeyedTicket, Refused> {
         *self = self.table.entry(self.key());
         self.enter(clock)
     }
@@ -832,6 +840,12 @@ impl<K: TableKey, const N: usize, O: Observer, P: Borrow<Policy>, S: CountStore>
                 slot: UNGUARDED,
                 word: 0,
             });
+        }
+        // Evicted since the lookup: the key looked up again before any gate is asked, so
+        // that the slot's new key's breaker counts no refusal of this call. (Evicted while
+        // the gate runs, below, is caught after it.)
+        if self.current().is_none() {
+            return self.enter_again(clock);
         }
         let i = self.slot as usize;
         let decision = self.table.breakers[i].acquire_ticket(clock);

@@ -227,6 +227,42 @@ fn an_entry_kept_across_its_eviction_looks_its_key_up_again_and_a_stale_outcome_
 }
 
 #[test]
+fn a_failing_call_through_an_entry_kept_across_its_eviction_counts_on_its_own_key() {
+    // The call of an entry whose slot now holds another key, closed and idle: not on the
+    // slot's breaker (the other key's), but on the key's own, looked up again (evicting
+    // the other key, closed and idle).
+    let t = KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut stale = t.entry(1);
+    t.try_entry(2).unwrap();
+    let failed = stale.call_classified(&clock, || Err::<(), u8>(7), |_| Verdict::Strike);
+    assert!(matches!(failed, Err(CallError::Inner(7))));
+    assert!(t.get(2).is_none());
+    assert_eq!(t.get(1).unwrap().counters().failures, 1);
+    assert_eq!(t.get(1).unwrap().state(clock.now()), State::Closed { strikes: 1 });
+}
+
+#[test]
+fn a_call_through_an_entry_kept_across_its_eviction_is_not_refused_by_the_keys_after_it() {
+    // The slot now holds another key, open: the entry's call is not refused by that
+    // key's breaker. Its own key, looked up again, finds the table full of an open entry
+    // (never evicted): the call runs unguarded, and the open key counts no refusal.
+    let t = KeyedBreakers::<u32, 1>::new([SharedBreaker::new(&POLICY)]);
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut stale = t.entry(1);
+    let mut other = t.try_entry(2).unwrap();
+    other.attempt(&clock).unwrap().record(Outcome::TRIP);
+    assert_eq!(
+        stale.call_classified(&clock, || Ok::<_, u8>(5), |_| Verdict::Strike),
+        Ok(5)
+    );
+    assert!(!stale.is_guarded());
+    assert!(t.get(1).is_none());
+    assert_eq!(t.get(2).unwrap().phase(clock.now()), Phase::Open);
+    assert_eq!(t.get(2).unwrap().counters().skips, 0);
+}
+
+#[test]
 fn a_ticket_from_before_its_key_left_and_came_back_to_the_same_slot_is_dropped() {
     // Key 1 evicted for key 2, then key 2 for key 1: the same slot holds key 1 again, a
     // fresh breaker. A ticket of key 1's first time there belongs to a breaker that is
