@@ -597,6 +597,19 @@ mod redis_shared_breaker {
 /// entry): whether a call would be allowed (closed, then tripped through the handle),
 /// whether it is shadowed, and whether its counters count every call.
 #[test]
+fn an_attempt_shows_whether_it_is_the_probe() {
+    let clock = ManualClock::new(Instant::ZERO);
+    let mut b = Breaker::new(Policy::new(2, Duration::from_secs(10)));
+    let closed = b.attempt(&clock).unwrap();
+    assert_eq!(format!("{closed:?}"), "Attempt { probe: false }");
+    closed.record(breaker_core::Outcome::TRIP);
+    clock.advance(Duration::from_secs(10));
+    let probe = b.attempt(&clock).unwrap();
+    assert_eq!(format!("{probe:?}"), "Attempt { probe: true }");
+    probe.record(breaker_core::Outcome::Success);
+}
+
+#[test]
 fn the_trait_s_oracles_answer_alike_through_every_handle() {
     fn oracles<B: CircuitBreaker>(b: &B, clock: &ManualClock) -> (bool, bool, bool) {
         (b.would_allow(clock), b.is_shadow(), b.counts_calls())

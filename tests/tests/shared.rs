@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Barrier;
 
 use breaker_core::{
-    CallError, Classify, Clock, Counters, Duration, Instant, ManualClock, Phase, Policy, RefusalReason, SharedBreaker,
-    Snapshot, State, TransitionCounts, Verdict,
+    CallError, Classify, Clock, Counters, Duration, Instant, LivePolicy, ManualClock, Phase, Policy, RefusalReason,
+    SharedBreaker, Snapshot, State, TransitionCounts, Verdict,
 };
 
 static POLICY: Policy = Policy::new(3, Duration::from_secs(30)).with_probe_lease(Duration::from_secs(10));
@@ -64,6 +64,26 @@ fn a_dropped_probe_permit_counts_as_a_failed_probe_at_that_moment() {
     );
     assert_eq!(b.counters().failures, 4);
     assert_eq!(b.counters().lease_expiries, 0, "no need to wait for the lease");
+}
+
+#[test]
+fn counting_switched_on_counts_from_the_next_call_none_of_the_steps_before() {
+    // Not counting every call, a neutral outcome and a success go through steps (a strike
+    // pending) uncounted: a count of only some calls would mislead. Switched on, calls
+    // count from the next call on, none of those before.
+    let b = SharedBreaker::with_policy(LivePolicy::new(POLICY));
+    let clock = ManualClock::new(s(0));
+    let _ = b.call(&clock, || Err::<(), _>(Nack));
+    let _ = b.call_classified(&clock, || Err::<(), _>(Nack), |_| Verdict::Neutral);
+    assert_eq!(b.call(&clock, || Ok::<_, Nack>(1)), Ok(1));
+    let c = b.counters();
+    assert_eq!((c.calls, c.successes, c.neutrals, c.failures), (0, 0, 0, 1));
+    b.reload(POLICY.counting_calls()).unwrap();
+    let c = b.counters();
+    assert_eq!((c.calls, c.successes, c.neutrals, c.failures), (0, 0, 0, 1));
+    assert_eq!(b.call(&clock, || Ok::<_, Nack>(2)), Ok(2));
+    let c = b.counters();
+    assert_eq!((c.calls, c.successes, c.neutrals, c.failures), (1, 1, 0, 1));
 }
 
 #[test]

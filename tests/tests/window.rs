@@ -444,6 +444,29 @@ fn probes_are_not_samples() {
 }
 
 #[test]
+fn a_windowed_probe_that_panics_is_counted_as_failed_not_wedged() {
+    let policy = leak(Policy::failure_rate(50, WindowSize::Calls(2), Duration::from_secs(1)).with_min_calls(2));
+    let b = SharedBreaker::windowed(policy, Windowed::calls(()));
+    let clock = ManualClock::new(ms(0));
+    for _ in 0..2 {
+        let failed = b.call_classified(&clock, || Err::<(), u8>(1), |_| Verdict::Strike);
+        assert!(matches!(failed, Err(CallError::Inner(1))));
+    }
+    assert_eq!(b.phase(ms(0)), Phase::Open);
+    clock.set(secs(1));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = b.call_classified(
+            &clock,
+            || -> Result<(), u8> { panic!("driver bug") },
+            |_| Verdict::Strike,
+        );
+    }));
+    assert!(result.is_err());
+    assert_eq!(b.phase(secs(1)), Phase::Open);
+    assert_eq!((b.counters().probes, b.counters().probe_failures), (1, 1));
+}
+
+#[test]
 fn a_healthy_count_window_reads_no_clock_and_stays_as_it_is() {
     let reads = Box::leak(Box::new(CountingClock::default()));
     let policy = leak(Policy::failure_rate(50, WindowSize::Calls(8), Duration::from_secs(60)));
