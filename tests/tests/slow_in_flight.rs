@@ -223,6 +223,65 @@ fn a_probe_is_not_watched() {
 }
 
 #[test]
+fn a_call_a_shadowed_breaker_would_have_refused_is_neither_watched_nor_a_sample() {
+    let b = breaker::<8>().shadowed();
+    let clock = ManualClock::new(ms(0));
+    b.trip(Reason::TripVerdict, ms(0));
+    // Open: a live breaker would refuse; the shadow lets the calls through, untracked.
+    let let_through = b.try_acquire(&clock).unwrap();
+    assert_eq!(out(&b), 0);
+    let r = b.call(&clock, || {
+        clock.set(ms(2_000));
+        assert_eq!(out(&b), 0);
+        Ok::<_, std::convert::Infallible>(1)
+    });
+    assert_eq!(r, Ok(1));
+    let_through.record_timed(Outcome::Success, ms(0));
+    assert_eq!(stats(&b, &clock), (0, 0, 0));
+    assert_eq!(b.phase(ms(2_000)), Phase::Open);
+}
+
+#[test]
+fn a_probe_through_call_is_judged_as_a_probe_not_sampled() {
+    let b = breaker::<8>();
+    let clock = ManualClock::new(ms(0));
+    b.trip(Reason::TripVerdict, ms(0));
+    clock.set(ms(30_000));
+    let r = b.call(&clock, || {
+        clock.set(ms(32_000));
+        assert_eq!(out(&b), 0);
+        Ok::<_, std::convert::Infallible>(1)
+    });
+    assert_eq!(r, Ok(1));
+    assert_eq!(b.phase(ms(32_000)), Phase::Closed);
+    assert_eq!(stats(&b, &clock), (0, 0, 0));
+    assert_eq!((b.counters().probes, b.counters().probe_successes), (1, 1));
+}
+
+#[test]
+fn a_failing_call_counted_slow_while_out_counts_its_failure_when_not_counting_every_call() {
+    // The policy of the other tests without `counting_calls`: the failure of a call the
+    // gate counted slow while it ran is still the machine's to count.
+    static QUIET: Policy = Policy::failure_rate(50, breaker_core::WindowSize::Calls(10), Duration::from_secs(30))
+        .with_min_calls(5)
+        .with_slow_calls(Duration::from_secs(1), 50);
+    let b: Watched<8> = SharedBreaker::windowed(&QUIET, Windowed::in_flight(CallWindow::new(), Heard::default()));
+    let clock = ManualClock::new(ms(0));
+    let r = b.call_classified(
+        &clock,
+        || {
+            clock.set(ms(1_500));
+            assert_eq!(gate(&b, &clock), Ok(()));
+            Err::<(), u8>(3)
+        },
+        |_| Verdict::Strike,
+    );
+    assert!(matches!(r, Err(breaker_core::CallError::Inner(3))));
+    assert_eq!(stats(&b, &clock), (1, 0, 1));
+    assert_eq!(b.counters().failures, 1);
+}
+
+#[test]
 fn a_slot_of_an_older_generation_is_ignored() {
     let b = breaker::<8>();
     let clock = ManualClock::new(ms(0));
