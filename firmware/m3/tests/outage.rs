@@ -9,6 +9,7 @@
 //! 3. Reboot survival: a third breaker's snapshot is written to a buffer standing in for
 //!    flash, embassy time restarts at zero, the snapshot is restored, and the cooldown
 //!    resumes with the time that was left.
+//! 4. A breaker naming the hosted storage of counters (`Packed`) counts its refusals.
 //!
 //! Any wrong figure logs what it expected and ends the run with failure (QEMU exits 1).
 #![no_std]
@@ -37,6 +38,7 @@ async fn main(spawner: Spawner) {
     ok &= scenario::check(&radio, &EXPECTED_RADIO);
     ok &= scenario::check(&sensor, &EXPECTED_SENSOR);
     ok &= reboot::cooldown_survives().await;
+    ok &= packed::counts_its_refusals();
 
     if ok {
         defmt::info!("outage test passed: every figure as expected");
@@ -44,6 +46,37 @@ async fn main(spawner: Spawner) {
         defmt::error!("outage test FAILED: see the figures above");
     }
     fw::exit(ok)
+}
+
+/// A breaker naming the hosted targets' storage of counters (`Packed`) instead of bare
+/// metal's default (`Lean`): it counts its refusals as skips too, on its own path.
+mod packed {
+    use breaker_embedded::counts::Packed;
+    use breaker_embedded::{CallError, Classify, Duration, EmbassyClock, Policy, SharedBreaker};
+    use firmware_m3::scenario::figure;
+
+    /// One strike opens it for a minute.
+    static POLICY: Policy = Policy::new(1, Duration::from_secs(60));
+    static BREAKER: SharedBreaker<(), &'static Policy, Packed> = SharedBreaker::with_counts(&POLICY, ());
+
+    #[derive(Debug)]
+    struct Nack;
+    impl Classify for Nack {}
+
+    pub fn counts_its_refusals() -> bool {
+        let _ = BREAKER.call(&EmbassyClock, || Err::<(), _>(Nack));
+        let mut refused = 0;
+        for _ in 0..3 {
+            if let Err(CallError::Refused(_)) = BREAKER.call(&EmbassyClock, || Ok::<_, Nack>(())) {
+                refused += 1;
+            }
+        }
+        let c = BREAKER.counters();
+        let mut ok = figure("packed", "calls refused", 3, refused);
+        ok &= figure("packed", "breaker trips", 1, c.trips);
+        ok &= figure("packed", "breaker skips", 3, c.skips);
+        ok
+    }
 }
 
 mod reboot {
