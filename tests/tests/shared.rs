@@ -139,6 +139,7 @@ fn the_closed_happy_path_never_reads_the_clock_and_a_refusal_reads_it_once() {
     let clock = CountingClock::default();
     for _ in 0..100 {
         assert_eq!(b.call(&clock, || Ok::<_, Nack>(7)), Ok(7));
+        assert_eq!(b.call_or_else(&clock, |_| Ok::<_, Nack>(8), |_| Verdict::Strike), Ok(8));
     }
     let permit = b.try_acquire(&clock).unwrap();
     permit.success();
@@ -150,6 +151,37 @@ fn the_closed_happy_path_never_reads_the_clock_and_a_refusal_reads_it_once() {
         Err(CallError::Refused(_))
     ));
     assert_eq!(clock.reads(), 1);
+}
+
+#[test]
+fn a_counting_breaker_s_closed_happy_path_never_reads_the_clock_either() {
+    // Every call counted, by one add each: no clock read, no transition step.
+    static COUNTING: Policy = POLICY.counting_calls();
+    let b = SharedBreaker::new(&COUNTING);
+    let clock = CountingClock::default();
+    for _ in 0..100 {
+        assert_eq!(b.call(&clock, || Ok::<_, Nack>(7)), Ok(7));
+    }
+    let permit = b.try_acquire(&clock).unwrap();
+    permit.success();
+    assert_eq!(clock.reads(), 0);
+    let c = b.counters();
+    assert_eq!((c.calls, c.successes), (101, 101));
+}
+
+#[test]
+fn a_keyed_entry_s_closed_happy_path_never_reads_the_clock() {
+    use breaker_core::keyed::KeyedBreakers;
+    use breaker_core::{CircuitBreaker, Outcome};
+    static TABLE: KeyedBreakers<u32, 4> = KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 4]);
+    let clock = CountingClock::default();
+    let mut entry = TABLE.entry(7);
+    for _ in 0..10 {
+        let ticket = entry.enter(&clock).unwrap();
+        entry.report(ticket, Outcome::Success, &clock);
+        assert_eq!(entry.call(&clock, || Ok::<_, Nack>(7)), Ok(7));
+    }
+    assert_eq!(clock.reads(), 0);
 }
 
 #[test]
