@@ -29,6 +29,9 @@
 #                                                 # `tests` crate (with the changed crates' own
 #                                                 # unit tests); all of them if none are named
 #
+# Code compiled only under loom or only for bare metal is not built by these runs, so its
+# mutants read as missed: scripts/mutants-elsewhere.sh judges them where that code runs.
+#
 # A run that stops early (cargo-mutants 27 can fail a worker with "File exists" when two
 # jobs write the logs of two mutants of one place at once) goes on where it stopped with
 # the same command and `--iterate`, which skips the mutants already caught.
