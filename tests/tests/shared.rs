@@ -154,6 +154,38 @@ fn the_closed_happy_path_never_reads_the_clock_and_a_refusal_reads_it_once() {
 }
 
 #[test]
+fn a_forced_opening_refuses_without_reading_the_clock() {
+    // Held open until a reset, with no cooldown to measure: refused from the word alone,
+    // on every path (the call's inline refusal, the gate's, a keyed entry's), by each
+    // breaker.
+    let clock = CountingClock::default();
+    let b = SharedBreaker::new(&POLICY);
+    b.force_open(s(0));
+    assert!(matches!(
+        b.call(&clock, || Ok::<_, Nack>(7)),
+        Err(CallError::Refused(_))
+    ));
+    assert!(b.try_acquire(&clock).is_err());
+    let mut single = breaker_core::Breaker::new(POLICY);
+    single.force_open(s(0));
+    assert!(matches!(
+        single.call(&clock, || Ok::<_, Nack>(7)),
+        Err(CallError::Refused(_))
+    ));
+    static TABLE: breaker_core::keyed::KeyedBreakers<u32, 4> =
+        breaker_core::keyed::KeyedBreakers::new([const { SharedBreaker::new(&POLICY) }; 4]);
+    let mut entry = TABLE.entry(7);
+    entry.breaker().unwrap().force_open(s(0));
+    assert!(matches!(
+        breaker_core::CircuitBreaker::call(&mut entry, &clock, || Ok::<_, Nack>(7)),
+        Err(CallError::Refused(_))
+    ));
+    assert_eq!(clock.reads(), 0);
+    let keyed = TABLE.get(7).unwrap().counters().skips;
+    assert_eq!((b.counters().skips, single.counters().skips, keyed), (2, 1, 1));
+}
+
+#[test]
 fn a_counting_breaker_s_closed_happy_path_never_reads_the_clock_either() {
     // Every call counted, by one add each: no clock read, no transition step.
     static COUNTING: Policy = POLICY.counting_calls();
