@@ -84,6 +84,10 @@ while IFS= read -r entry; do
     [[ -z $entry || $entry == \#* ]] && continue
     # where @@ file @@ the whole line mutated @@ its occurrence @@ old @@ new @@ name
     IFS=$'\x1f' read -r where file line nth old new name <<<"${entry// @@ /$'\x1f'}"
+    if [[ $where != loom && $where != firmware ]]; then
+        echo "mutants-elsewhere: '$where' is neither loom nor firmware: fix $list" >&2
+        exit 2
+    fi
     [[ -n $only && $where != "$only" ]] && continue
     at="$(grep -nxF -- "$line" "$file" | sed -n "${nth}p" | cut -d: -f1)"
     if [ -z "$at" ]; then
