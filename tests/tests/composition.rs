@@ -592,10 +592,6 @@ mod redis_shared_breaker {
     }
 }
 
-/// The trait's oracles, as the composites' generic code reads them, answer alike for a
-/// kind, through a `&mut` to it, and for a kind on the trait's defaults (the keyed map's
-/// entry): whether a call would be allowed (closed, then tripped through the handle),
-/// whether it is shadowed, and whether its counters count every call.
 #[test]
 fn an_attempt_shows_whether_it_is_the_probe() {
     let clock = ManualClock::new(Instant::ZERO);
@@ -609,6 +605,10 @@ fn an_attempt_shows_whether_it_is_the_probe() {
     probe.record(breaker_core::Outcome::Success);
 }
 
+/// The trait's oracles, as the composites' generic code reads them, answer alike for a
+/// kind, through a `&mut` to it, and for a kind on the trait's defaults (the keyed map's
+/// entry): whether a call would be allowed (closed, then tripped through the handle),
+/// whether it is shadowed, and whether its counters count every call.
 #[test]
 fn the_trait_s_oracles_answer_alike_through_every_handle() {
     fn oracles<B: CircuitBreaker>(b: &B, clock: &ManualClock) -> (bool, bool, bool) {

@@ -492,7 +492,6 @@ fn every_storage_of_counters_runs_the_same_machine() {
 #[test]
 fn a_restored_snapshot_replaces_the_refusals_counted_on_the_fast_path() {
     use breaker_core::counts::CountStore;
-    use breaker_core::{ManualClock, Policy};
     static POLICY: Policy = Policy::new(1, Duration::from_secs(10));
     fn refuse_then_restore<S: CountStore>(b: SharedBreaker<(), &'static Policy, S>) {
         let clock = ManualClock::new(Instant::ZERO);
